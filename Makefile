@@ -1,0 +1,38 @@
+# gitnfs — see README.md. `make run` serves this repository; `make test` runs every test.
+GO        ?= go
+BIN       ?= bin/gitnfs
+REPO      ?= .
+REV       ?= HEAD
+LISTEN    ?= 127.0.0.1:0
+STATICCHECK_VERSION ?= v0.8.2
+
+.PHONY: build run test race lint tools e2e bench clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/gitnfs
+
+run: build
+	$(BIN) serve --repo $(REPO) --rev $(REV) --listen $(LISTEN)
+
+test:
+	$(GO) test -count=1 ./...
+
+race:
+	$(GO) test -race -count=1 ./...
+
+tools:
+	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+lint: tools
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
+
+e2e: build
+	bash e2e/run.sh
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gitnfs/gitnfs/internal/billyfs"
+	"github.com/gitnfs/gitnfs/internal/gitfs"
+	"github.com/gitnfs/gitnfs/nfs"
+	"github.com/gitnfs/gitnfs/tree"
+)
+
+type serveFlags struct {
+	repo, rev, listen string
+	uid, gid          int
+	cacheSize         string
+	logLevel          string
+	maxInFlight       int
+}
+
+func newServe() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve a revision over NFSv3 until interrupted",
+		Long: `serve opens a repository (bare, or a work tree with a .git directory or .git
+file), resolves a revision, and serves its tree over NFSv3, read-only. NFS and
+MOUNT share one TCP port. Only the object store is read: the work tree's files
+are never served and nothing is ever written.
+
+Revisions: a branch, a remote branch (origin/main), a tag (annotated tags are
+peeled), a full or short hash, HEAD, HEAD~3, v1.0^{tree}, or a raw tree id.
+
+Files are 0644, executables 0755, directories 0755, symlinks as symlinks,
+submodules as empty directories, all owned by --uid/--gid and dated with the
+commit's committer time.`,
+		Example: `  gitnfs serve
+  gitnfs serve --repo /srv/repo.git --rev origin/main --listen 127.0.0.1:2049
+  sudo mount -t nfs -o vers=3,tcp,port=2049,mountport=2049,nolock 127.0.0.1:/ /mnt/repo`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.repo, "repo", ".", "repository: a work tree, a .git directory or a bare repository")
+	fl.StringVar(&f.rev, "rev", "HEAD", "revision to serve")
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:0", "address to listen on (port 0 picks a free port)")
+	fl.IntVar(&f.uid, "uid", os.Getuid(), "owner uid of every file")
+	fl.IntVar(&f.gid, "gid", os.Getgid(), "owner gid of every file")
+	fl.StringVar(&f.cacheSize, "cache-size", "256MiB", "bound on inflated blob bytes kept in memory")
+	fl.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	fl.IntVar(&f.maxInFlight, "max-inflight", 64, "concurrent requests per connection")
+	return cmd
+}
+
+func runServe(cmd *cobra.Command, f serveFlags) error {
+	log, err := newLogger(cmd.ErrOrStderr(), f.logLevel)
+	if err != nil {
+		return err
+	}
+	cacheBytes, err := parseSize(f.cacheSize)
+	if err != nil {
+		return fmt.Errorf("--cache-size: %w", err)
+	}
+	store, err := tree.Open(f.repo, tree.Options{BlobCacheBytes: cacheBytes})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	snap, err := store.Resolve(f.rev)
+	if err != nil {
+		return err
+	}
+	fsys := gitfs.New(store, snap, gitfs.Options{UID: uint32(f.uid), GID: uint32(f.gid)})
+	srv := nfs.NewServer(fsys, nfs.Options{
+		Fallback:    billyfs.NewHandler(fsys),
+		MaxInFlight: f.maxInFlight,
+		Log:         log,
+	})
+	l, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", f.listen, err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	printBanner(cmd.OutOrStdout(), f, snap, store, l.Addr().String(), port)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(cmd.ErrOrStderr(), "gitnfs: shutting down")
+	case err = <-errc:
+	}
+	l.Close()
+	srv.Close()
+	return err
+}
+
+func printBanner(w io.Writer, f serveFlags, snap *tree.Snapshot, store *tree.Store, addr string, port int) {
+	repo, _ := filepath.Abs(f.repo)
+	what := "tree " + snap.Root.String()[:12]
+	if !snap.Commit.IsZero() {
+		what = "commit " + snap.Commit.String()[:12]
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	opts := fmt.Sprintf("vers=3,tcp,port=%d,mountport=%d", port, port)
+	fmt.Fprintf(w, "gitnfs: serving %s at %s (%s) on %s\n", repo, f.rev, what, addr)
+	fmt.Fprintf(w, "  Linux: sudo mount -t nfs -o %s,nolock %s:/ /mnt/gitnfs\n", opts, host)
+	fmt.Fprintf(w, "  macOS: sudo mount_nfs -o %s,locallocks,noresvport %s:/ /Volumes/gitnfs\n", opts, host)
+	fmt.Fprintf(w, "  stop with Ctrl-C\n")
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// parseSize reads "256MiB", "1GiB", "512K", or a plain byte count.
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToUpper(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a size (try 256MiB)", s)
+	}
+	return n * mult, nil
+}

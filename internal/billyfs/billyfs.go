@@ -1,0 +1,231 @@
+// Package billyfs lets go-nfs serve the long tail (MOUNT, and the write
+// procedures, which a read-only export answers NFS3ERR_ROFS) over the same
+// nfs.FS and the same file handles as our own read path.
+package billyfs
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	billy "github.com/go-git/go-billy/v5"
+	gonfs "github.com/willscott/go-nfs"
+	"github.com/willscott/go-nfs/file"
+
+	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/nfs"
+)
+
+// Handler is a go-nfs Handler over an nfs.FS.
+type Handler struct {
+	fs  nfs.FS
+	bfs *FS
+	// Exports are the MOUNT paths accepted; "/" always is.
+	Exports []string
+}
+
+// NewHandler returns the go-nfs handler for fs.
+func NewHandler(f nfs.FS) *Handler {
+	return &Handler{fs: f, bfs: &FS{fs: f}}
+}
+
+// Mount accepts "/" (and "", which some clients send) only: a sub-path
+// mount would need handles relative to it, and nothing asks for one.
+func (h *Handler) Mount(ctx context.Context, c net.Conn, req gonfs.MountRequest) (gonfs.MountStatus, billy.Filesystem, []gonfs.AuthFlavor) {
+	p := string(req.Dirpath)
+	if p != "/" && p != "" {
+		return gonfs.MountStatusErrNoEnt, nil, nil
+	}
+	return gonfs.MountStatusOk, h.bfs, []gonfs.AuthFlavor{gonfs.AuthFlavorUnix, gonfs.AuthFlavorNull}
+}
+
+// Change returns nil: the export is read-only.
+func (h *Handler) Change(billy.Filesystem) billy.Change { return nil }
+
+// FSStat reports nothing free on a read-only export.
+func (h *Handler) FSStat(context.Context, billy.Filesystem, *gonfs.FSStat) error { return nil }
+
+// ToHandle encodes the handle of path exactly as the read path does.
+func (h *Handler) ToHandle(_ billy.Filesystem, p []string) []byte {
+	n, err := h.fs.Resolve(strings.Join(p, "/"))
+	if err != nil {
+		return nil
+	}
+	return nfs.Handle(h.fs, n)
+}
+
+// FromHandle decodes a handle into a path.
+func (h *Handler) FromHandle(fh []byte) (billy.Filesystem, []string, error) {
+	n, err := nfs.ResolveHandle(h.fs, fh)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n.Path == "" {
+		return h.bfs, []string{}, nil
+	}
+	return h.bfs, strings.Split(n.Path, "/"), nil
+}
+
+// InvalidateHandle is a no-op: handles are never invalidated.
+func (h *Handler) InvalidateHandle(billy.Filesystem, []byte) error { return nil }
+
+// HandleLimit is unbounded: handles are computed, not stored.
+func (h *Handler) HandleLimit() int { return 1 << 30 }
+
+// FS is a read-only billy.Filesystem over an nfs.FS.
+type FS struct{ fs nfs.FS }
+
+var errReadOnly = billy.ErrReadOnly
+
+func clean(p string) string {
+	p = strings.Trim(path.Clean("/"+p), "/")
+	return p
+}
+
+// Capabilities: read and seek, never write, so go-nfs answers ROFS.
+func (b *FS) Capabilities() billy.Capability { return billy.ReadCapability | billy.SeekCapability }
+
+func (b *FS) Create(string) (billy.File, error) { return nil, errReadOnly }
+
+func (b *FS) Open(name string) (billy.File, error) { return b.OpenFile(name, os.O_RDONLY, 0) }
+
+func (b *FS) OpenFile(name string, flag int, _ os.FileMode) (billy.File, error) {
+	if flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND) != 0 {
+		return nil, errReadOnly
+	}
+	n, err := b.fs.Resolve(clean(name))
+	if err != nil {
+		return nil, toOS(err, name)
+	}
+	return &fileHandle{fs: b.fs, n: n, name: name}, nil
+}
+
+func (b *FS) Stat(name string) (os.FileInfo, error) { return b.Lstat(name) }
+
+func (b *FS) Lstat(name string) (os.FileInfo, error) {
+	n, err := b.fs.Resolve(clean(name))
+	if err != nil {
+		return nil, toOS(err, name)
+	}
+	a, err := b.fs.Attr(n)
+	if err != nil {
+		return nil, err
+	}
+	return info{name: path.Base("/" + n.Path), a: a}, nil
+}
+
+func (b *FS) Rename(string, string) error                 { return errReadOnly }
+func (b *FS) Remove(string) error                         { return errReadOnly }
+func (b *FS) Join(elem ...string) string                  { return path.Join(elem...) }
+func (b *FS) TempFile(string, string) (billy.File, error) { return nil, errReadOnly }
+func (b *FS) MkdirAll(string, os.FileMode) error          { return errReadOnly }
+func (b *FS) Symlink(string, string) error                { return errReadOnly }
+func (b *FS) Chroot(string) (billy.Filesystem, error)     { return nil, billy.ErrNotSupported }
+func (b *FS) Root() string                                { return "/" }
+
+func (b *FS) ReadDir(name string) ([]os.FileInfo, error) {
+	n, err := b.fs.Resolve(clean(name))
+	if err != nil {
+		return nil, toOS(err, name)
+	}
+	d, err := b.fs.ReadDir(n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]os.FileInfo, 0, d.Len())
+	for i := 0; i < d.Len(); i++ {
+		c := d.Node(i)
+		a, err := b.fs.Attr(c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info{name: d.Name(i), a: a})
+	}
+	return out, nil
+}
+
+func (b *FS) Readlink(name string) (string, error) {
+	n, err := b.fs.Resolve(clean(name))
+	if err != nil {
+		return "", toOS(err, name)
+	}
+	return b.fs.Readlink(n)
+}
+
+func toOS(err error, name string) error {
+	if errors.Is(err, nfs.ErrNoEnt) || errors.Is(err, nfs.ErrNotDir) {
+		return &fs.PathError{Op: "stat", Path: name, Err: fs.ErrNotExist}
+	}
+	return err
+}
+
+type info struct {
+	name string
+	a    fattr.Attr
+}
+
+func (i info) Name() string       { return i.name }
+func (i info) Size() int64        { return int64(i.a.Size) }
+func (i info) ModTime() time.Time { return i.a.Time }
+func (i info) IsDir() bool        { return i.a.Type == fattr.Dir }
+func (i info) Mode() fs.FileMode {
+	m := fs.FileMode(i.a.Mode)
+	switch i.a.Type {
+	case fattr.Dir:
+		m |= fs.ModeDir
+	case fattr.Lnk:
+		m |= fs.ModeSymlink
+	}
+	return m
+}
+func (i info) Sys() any {
+	return &file.FileInfo{Nlink: i.a.Nlink, UID: i.a.UID, GID: i.a.GID, Fileid: i.a.Fileid}
+}
+
+// fileHandle is a read-only billy.File.
+type fileHandle struct {
+	fs   nfs.FS
+	n    nfs.Node
+	name string
+	off  int64
+}
+
+func (f *fileHandle) Name() string { return f.name }
+func (f *fileHandle) ReadAt(p []byte, off int64) (int, error) {
+	return f.fs.ReadAt(f.n, p, off)
+}
+func (f *fileHandle) Read(p []byte) (int, error) {
+	n, err := f.fs.ReadAt(f.n, p, f.off)
+	f.off += int64(n)
+	if n > 0 && err == io.EOF {
+		err = nil
+	}
+	return n, err
+}
+func (f *fileHandle) Seek(off int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+		f.off = off
+	case io.SeekCurrent:
+		f.off += off
+	default:
+		a, err := f.fs.Attr(f.n)
+		if err != nil {
+			return 0, err
+		}
+		f.off = int64(a.Size) + off
+	}
+	return f.off, nil
+}
+func (f *fileHandle) Write([]byte) (int, error)          { return 0, errReadOnly }
+func (f *fileHandle) WriteAt([]byte, int64) (int, error) { return 0, errReadOnly }
+func (f *fileHandle) Close() error                       { return nil }
+func (f *fileHandle) Lock() error                        { return nil }
+func (f *fileHandle) Unlock() error                      { return nil }
+func (f *fileHandle) Truncate(int64) error               { return errReadOnly }

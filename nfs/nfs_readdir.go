@@ -1,0 +1,121 @@
+package nfs
+
+import "github.com/gitnfs/gitnfs/fattr"
+
+// Cookies are positions in a fixed sequence: "." is 1, ".." is 2 and the
+// directory's i-th entry (in the FS's stable order) is i+3; 0 starts a
+// listing. A cookie therefore means the same thing on every server process
+// that serves the same tree, and resuming anywhere is O(1).
+const firstEntryCookie = 3
+
+// listing is what READDIR and READDIRPLUS share: the directory, its
+// entries and the position to resume from.
+type listing struct {
+	dir    Node
+	parent Node
+	ents   Dir
+	pos    uint64 // next cookie-1
+	verf   uint64
+}
+
+// openListing resolves and validates the common READDIR arguments. It
+// returns a status other than nfsOK with the failure already encoded.
+func (s *Server) openListing(c *call, e *encoder, h []byte, cookie uint64, verf []byte) (*listing, uint32) {
+	dir, err := s.resolve(h)
+	if err != nil {
+		return nil, s.failWithAttr(e, s.status(err, c, ""), nil)
+	}
+	if dir.Type != fattr.Dir {
+		return nil, s.failWithAttr(e, nfsErrNotDir, &dir)
+	}
+	ents, err := s.fs.ReadDir(dir)
+	if err != nil {
+		return nil, s.failWithAttr(e, s.status(err, c, dir.Path), &dir)
+	}
+	l := &listing{dir: dir, ents: ents, pos: cookie, verf: s.fs.DirVerifier(dir)}
+	// A verifier of 0 is what a client sends before it has one (and what
+	// Linux sends on every call unless the server insists); a different
+	// non-zero verifier means the directory changed under the cookie.
+	if cookie != 0 && be64(verf) != 0 && be64(verf) != l.verf {
+		return nil, s.failWithAttr(e, nfsErrBadCook, &dir)
+	}
+	if cookie > uint64(ents.Len())+firstEntryCookie-1 {
+		return nil, s.failWithAttr(e, nfsErrBadCook, &dir)
+	}
+	return l, nfsOK
+}
+
+func be64(b []byte) uint64 {
+	var v uint64
+	for _, x := range b {
+		v = v<<8 | uint64(x)
+	}
+	return v
+}
+
+// name and id of the entry at sequence position p (cookie p+1).
+func (l *listing) nameID(s *Server, p uint64) (string, uint64) {
+	switch p {
+	case 0:
+		return ".", l.dir.ID
+	case 1:
+		return "..", l.parentNode(s).ID
+	}
+	i := int(p - 2)
+	return l.ents.Name(i), l.ents.ID(i)
+}
+
+func (l *listing) parentNode(s *Server) Node {
+	if l.parent.Path == "" && l.parent.ID == 0 {
+		p, err := s.parent(l.dir)
+		if err != nil {
+			p = l.dir
+		}
+		l.parent = p
+	}
+	return l.parent
+}
+
+func (l *listing) end() uint64 { return uint64(l.ents.Len()) + 2 }
+
+func onReaddir(s *Server, c *call, d *decoder, e *encoder) uint32 {
+	resStart := len(e.b)
+	h := handleArg(d)
+	cookie := d.uint64()
+	verf := d.fixed(8)
+	count := d.uint32()
+	if d.err != nil {
+		return statusGarbageArgs
+	}
+	l, st := s.openListing(c, e, h, cookie, verf)
+	if st != nfsOK {
+		return st
+	}
+	// READDIR3resok: status, post_op_attr, verifier, entries, list end, eof.
+	e.uint32(nfsOK)
+	s.putPostOpAttr(e, l.dir)
+	e.uint64(l.verf)
+	used := 4 + 4 + fattrLen + 8 + 4 + 4
+	n := 0
+	p := l.pos
+	for ; p < l.end(); p++ {
+		name, id := l.nameID(s, p)
+		size := 4 + 8 + xdrLen(len(name)) + 8
+		if used+size > int(count) {
+			break
+		}
+		used += size
+		e.bool(true)
+		e.uint64(id)
+		e.string(name)
+		e.uint64(p + 1)
+		n++
+	}
+	if n == 0 && p < l.end() {
+		e.b = e.b[:resStart]
+		return s.failWithAttr(e, nfsErrTooSmall, &l.dir)
+	}
+	e.bool(false)
+	e.bool(p == l.end())
+	return nfsOK
+}

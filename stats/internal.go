@@ -1,0 +1,31 @@
+// Package stats is the op census: what clients asked (per program and
+// procedure) and, in a separate table, what the server did internally to
+// answer. Internal counters never carry a procedure's name alone, so they
+// can never be mistaken for client calls.
+package stats
+
+import "sync/atomic"
+
+// Internal counts the server's own work. Every field name says what was
+// done ("TreesDecoded"), never which procedure caused it.
+//
+// Every field must be an atomic.Int64 with a `help` tag: the report, the
+// table and the Prometheus collector enumerate the fields by reflection, so
+// a new field shows up everywhere without more code (a test enforces both).
+type Internal struct {
+	TreesDecoded      atomic.Int64 `help:"git tree objects decoded into listings"`
+	TreeCacheHits     atomic.Int64 `help:"decoded-tree cache hits"`
+	TreeCacheMisses   atomic.Int64 `help:"decoded-tree cache misses"`
+	BlobSizesRead     atomic.Int64 `help:"blob sizes read from object headers (no inflation)"`
+	SizeCacheHits     atomic.Int64 `help:"blob-size cache hits"`
+	SizeCacheMisses   atomic.Int64 `help:"blob-size cache misses"`
+	BlobsInflated     atomic.Int64 `help:"whole blobs inflated into memory"`
+	BlobBytesInflated atomic.Int64 `help:"bytes of blobs inflated into memory"`
+	BlobCacheHits     atomic.Int64 `help:"inflated-blob cache hits"`
+	BlobCacheMisses   atomic.Int64 `help:"inflated-blob cache misses"`
+	BlobStreamsOpened atomic.Int64 `help:"streaming readers opened for big blobs"`
+	ObjectReads       atomic.Int64 `help:"go-git object reads of any kind"`
+	AttrsComputed     atomic.Int64 `help:"fattr3 records built"`
+	HandlesResolved   atomic.Int64 `help:"file handles resolved to tree nodes"`
+	HandleIndexBuilds atomic.Int64 `help:"full-tree walks to resolve a handle not in memory"`
+}

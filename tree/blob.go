@@ -1,0 +1,352 @@
+package tree
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// BlobSize returns a blob's size from its object header, never inflating
+// it. (The type is not checked: a pack header of a delta does not tell it.)
+func (s *Store) BlobSize(blob plumbing.Hash) (int64, error) {
+	if v, ok := s.sizes.Load(blob); ok {
+		s.stats.SizeCacheHits.Add(1)
+		return v.(int64), nil
+	}
+	s.stats.SizeCacheMisses.Add(1)
+	size, found, err := s.looseSize(blob) // no storage lock needed: plain file
+	if !found && err == nil {
+		size, err = s.packedSize(blob)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("size of blob %s: %w", blob, err)
+	}
+	s.stats.BlobSizesRead.Add(1)
+	s.sizes.Store(blob, size)
+	return size, nil
+}
+
+// ReadBlobAt reads blob bytes at off; io.EOF when the read reaches the end.
+//
+// Blobs up to the whole-blob threshold are inflated once into a bounded
+// cache and served as slices. Bigger ones are served from a small pool of
+// open streams that only move forward (remembering a few MiB behind), so a
+// sequential read of a huge file inflates it once, in constant memory.
+func (s *Store) ReadBlobAt(blob plumbing.Hash, p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("read blob %s: negative offset %d", blob, off)
+	}
+	size, err := s.BlobSize(blob)
+	if err != nil {
+		return 0, err
+	}
+	if off >= size {
+		return 0, io.EOF
+	}
+	want := int(min(int64(len(p)), size-off))
+	if want == 0 {
+		return 0, nil
+	}
+	var n int
+	if size <= s.wholeMax {
+		data, err := s.wholeBlob(blob, size)
+		if err != nil {
+			return 0, err
+		}
+		n = copy(p[:want], data[off:])
+	} else {
+		n, err = s.streams.readAt(s, blob, size, p[:want], off)
+		if err != nil {
+			return n, fmt.Errorf("read blob %s at %d: %w", blob, off, err)
+		}
+	}
+	if off+int64(n) == size {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// wholeBlob returns the entire content of a blob, from the cache or
+// inflated once however many goroutines ask at the same time.
+func (s *Store) wholeBlob(blob plumbing.Hash, size int64) ([]byte, error) {
+	if data, ok := s.blobs.get(blob); ok {
+		s.stats.BlobCacheHits.Add(1)
+		return data, nil
+	}
+	s.stats.BlobCacheMisses.Add(1)
+	return s.blobFlight.do(blob, func() ([]byte, error) {
+		if data, ok := s.blobs.get(blob); ok {
+			return data, nil
+		}
+		rc, n, err := s.openObject(blob, plumbing.BlobObject)
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		if n != size {
+			return nil, fmt.Errorf("blob %s: header says %d bytes, object says %d", blob, size, n)
+		}
+		data, err := readExactly(rc, size) // outside the storage lock
+		if err != nil {
+			return nil, fmt.Errorf("blob %s: %w", blob, err)
+		}
+		s.stats.BlobsInflated.Add(1)
+		s.stats.BlobBytesInflated.Add(size)
+		s.blobs.put(blob, data, size+64)
+		return data, nil
+	})
+}
+
+// streamPool keeps a few forward-only readers of big blobs open between
+// calls. Several streams may serve the same blob (two clients reading it
+// from different places).
+type streamPool struct {
+	max     int
+	history int64
+
+	mu      sync.Mutex
+	closed  bool
+	tick    uint64
+	streams []*blobStream
+}
+
+// blobStream is an open go-git reader positioned at pos, plus a ring of the
+// bytes just before pos.
+type blobStream struct {
+	hash plumbing.Hash
+	size int64
+
+	// Guarded by streamPool.mu.
+	users   int // goroutines holding or waiting for mu
+	lastUse uint64
+
+	// mu is held while reading: a go-git reader is not safe for concurrent use.
+	mu   sync.Mutex
+	rc   io.ReadCloser
+	ring []byte
+	dead atomic.Bool
+	pos  atomic.Int64 // written under mu, read by the pool to pick a stream
+}
+
+// histStart is the lowest offset the stream can still serve.
+func (b *blobStream) histStart() int64 {
+	return max(0, b.pos.Load()-int64(len(b.ring)))
+}
+
+func (p *streamPool) readAt(s *Store, h plumbing.Hash, size int64, buf []byte, off int64) (int, error) {
+	// Pick a stream that can serve off; if another reader moves it past
+	// off while we wait for it, pick again. The last try opens a new one.
+	for attempt := 0; ; attempt++ {
+		var b *blobStream
+		if attempt < 3 {
+			b = p.acquire(h, off)
+		}
+		if b == nil {
+			var err error
+			if b, err = p.open(s, h, size); err != nil {
+				return 0, err
+			}
+			// open returns b locked, so nobody can move it first.
+		} else {
+			b.mu.Lock()
+			if b.dead.Load() || b.histStart() > off {
+				b.mu.Unlock()
+				p.release(b)
+				continue
+			}
+		}
+		n, err := b.readAt(s, buf, off)
+		if err != nil {
+			b.dead.Store(true)
+			b.rc.Close()
+		}
+		b.mu.Unlock()
+		p.release(b)
+		return n, err
+	}
+}
+
+// acquire returns the stream of h that reaches off with the least
+// inflating, reserving it; nil if none can.
+func (p *streamPool) acquire(h plumbing.Hash, off int64) *blobStream {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var best *blobStream
+	var bestCost int64
+	for _, b := range p.streams {
+		if b.hash != h || b.dead.Load() || b.histStart() > off {
+			continue
+		}
+		cost := max(0, off-b.pos.Load())
+		if best == nil || cost < bestCost || (cost == bestCost && b.users < best.users) {
+			best, bestCost = b, cost
+		}
+	}
+	if best != nil {
+		best.users++
+		p.tick++
+		best.lastUse = p.tick
+	}
+	return best
+}
+
+// open starts a new stream at offset 0 and returns it locked and reserved.
+func (p *streamPool) open(s *Store, h plumbing.Hash, size int64) (*blobStream, error) {
+	rc, n, err := s.openObject(h, plumbing.BlobObject)
+	if err != nil {
+		return nil, err
+	}
+	if n != size {
+		rc.Close()
+		return nil, fmt.Errorf("header says %d bytes, object says %d", size, n)
+	}
+	s.stats.BlobStreamsOpened.Add(1)
+	b := &blobStream{hash: h, size: size, rc: rc, ring: make([]byte, min(p.history, size)), users: 1}
+	b.mu.Lock()
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		b.mu.Unlock()
+		rc.Close()
+		return nil, errClosed
+	}
+	p.tick++
+	b.lastUse = p.tick
+	p.streams = append(p.streams, b)
+	p.trimLocked()
+	return b, nil
+}
+
+// release drops a reservation and closes what the pool no longer keeps.
+func (p *streamPool) release(b *blobStream) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b.users--
+	if b.users == 0 && (p.closed || b.dead.Load()) {
+		p.removeLocked(b)
+	}
+	p.trimLocked()
+}
+
+// trimLocked closes least recently used idle streams above the cap. Busy
+// streams are never closed under a reader; the pool may exceed its cap
+// while they finish.
+func (p *streamPool) trimLocked() {
+	for len(p.streams) > p.max {
+		var victim *blobStream
+		for _, b := range p.streams {
+			if b.users == 0 && (victim == nil || b.lastUse < victim.lastUse) {
+				victim = b
+			}
+		}
+		if victim == nil {
+			return
+		}
+		p.removeLocked(victim)
+	}
+}
+
+// removeLocked drops an idle stream (users == 0, so nobody holds its mu).
+func (p *streamPool) removeLocked(b *blobStream) {
+	for i, x := range p.streams {
+		if x == b {
+			p.streams = append(p.streams[:i], p.streams[i+1:]...)
+			break
+		}
+	}
+	if !b.dead.Swap(true) {
+		b.rc.Close()
+	}
+}
+
+func (p *streamPool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, b := range append([]*blobStream(nil), p.streams...) {
+		if b.users == 0 {
+			p.removeLocked(b)
+		}
+	}
+}
+
+// readAt fills buf (len(buf) <= size-off) from the ring and the stream.
+// Caller holds b.mu and has checked off >= b.histStart().
+func (b *blobStream) readAt(s *Store, buf []byte, off int64) (n int, err error) {
+	defer recoverInto(&err, "inflate")
+	pos := b.pos.Load()
+	if off < pos {
+		n = b.fromRing(buf, off, pos)
+		if n == len(buf) {
+			return n, nil
+		}
+		off += int64(n)
+	}
+	if off > pos {
+		// Skip forward, remembering what we pass in the ring.
+		k, err := io.CopyN(ringWriter{b}, b.rc, off-pos)
+		s.stats.BlobBytesInflated.Add(k)
+		if err != nil {
+			return n, b.short(err)
+		}
+	}
+	k, err := io.ReadFull(b.rc, buf[n:])
+	b.record(buf[n : n+k])
+	s.stats.BlobBytesInflated.Add(int64(k))
+	n += k
+	if err != nil {
+		return n, b.short(err)
+	}
+	return n, nil
+}
+
+func (b *blobStream) short(err error) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return fmt.Errorf("stream ended at byte %d of %d: corrupt object", b.pos.Load(), b.size)
+	}
+	return err
+}
+
+// fromRing copies the remembered bytes [off, pos) into buf.
+func (b *blobStream) fromRing(buf []byte, off, pos int64) int {
+	ringLen := int64(len(b.ring))
+	n := 0
+	for n < len(buf) && off < pos {
+		i := off % ringLen
+		k := copy(buf[n:], b.ring[i:min(ringLen, i+pos-off)])
+		n += k
+		off += int64(k)
+	}
+	return n
+}
+
+// record appends bytes just read from the stream to the ring and advances pos.
+func (b *blobStream) record(p []byte) {
+	pos := b.pos.Load()
+	b.pos.Store(pos + int64(len(p)))
+	ringLen := int64(len(b.ring))
+	if ringLen == 0 {
+		return
+	}
+	if int64(len(p)) > ringLen {
+		pos += int64(len(p)) - ringLen
+		p = p[int64(len(p))-ringLen:]
+	}
+	for len(p) > 0 {
+		i := pos % ringLen
+		k := copy(b.ring[i:], p)
+		p = p[k:]
+		pos += int64(k)
+	}
+}
+
+type ringWriter struct{ b *blobStream }
+
+func (w ringWriter) Write(p []byte) (int, error) {
+	w.b.record(p)
+	return len(p), nil
+}

@@ -1,0 +1,206 @@
+package tree
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Listing is a decoded git tree, sorted by name in byte order.
+//
+// Byte order (not git's tree order, which sorts "a/" after "a.txt") lets
+// Lookup binary-search and lets the NFS layer use indices as READDIR
+// cookies. A Listing comes from a shared cache: callers must not modify it.
+type Listing struct {
+	Entries []Entry
+	Subdirs int // entries with Kind.IsDir()
+}
+
+// Lookup finds name by binary search.
+func (l *Listing) Lookup(name string) (Entry, bool) {
+	i := sort.Search(len(l.Entries), func(i int) bool { return l.Entries[i].Name >= name })
+	if i < len(l.Entries) && l.Entries[i].Name == name {
+		return l.Entries[i], true
+	}
+	return Entry{}, false
+}
+
+// emptyTree is git's well-known empty tree, which git knows without
+// storing it.
+var emptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+
+// Listing returns the decoded tree, cached by hash.
+func (s *Store) Listing(tree plumbing.Hash) (*Listing, error) {
+	if l, ok := s.trees.get(tree); ok {
+		s.stats.TreeCacheHits.Add(1)
+		return l, nil
+	}
+	s.stats.TreeCacheMisses.Add(1)
+	if tree == emptyTree {
+		return &Listing{}, nil
+	}
+	return s.treeFlight.do(tree, func() (*Listing, error) {
+		if l, ok := s.trees.get(tree); ok { // decoded while we queued
+			return l, nil
+		}
+		raw, err := s.readObject(tree, plumbing.TreeObject)
+		if err != nil {
+			return nil, err
+		}
+		l, err := parseTree(raw)
+		if err != nil {
+			return nil, fmt.Errorf("tree %s: %w", tree, err)
+		}
+		s.stats.TreesDecoded.Add(1)
+		s.trees.put(tree, l, int64(len(l.Entries))+1)
+		return l, nil
+	})
+}
+
+// parseTree decodes git's tree format: repeated "<octal mode> <name>\0<20-byte id>".
+func parseTree(data []byte) (*Listing, error) {
+	type span struct{ from, to int }
+	var (
+		entries = make([]Entry, 0, len(data)/40)
+		spans   = make([]span, 0, len(data)/40)
+		names   = make([]byte, 0, len(data)/2)
+	)
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp <= 0 {
+			return nil, fmt.Errorf("corrupt tree: bad mode")
+		}
+		mode, ok := parseMode(data[:sp])
+		if !ok {
+			return nil, fmt.Errorf("corrupt tree: bad mode %q", data[:sp])
+		}
+		data = data[sp+1:]
+		nul := bytes.IndexByte(data, 0)
+		if nul < 0 || len(data) < nul+1+20 {
+			return nil, fmt.Errorf("corrupt tree: truncated entry")
+		}
+		name := data[:nul]
+		var h plumbing.Hash
+		copy(h[:], data[nul+1:nul+21])
+		data = data[nul+21:]
+
+		kind, ok := kindOf(mode)
+		if !ok {
+			return nil, fmt.Errorf("entry %q has unsupported mode %o", name, mode)
+		}
+		if !servable(name) {
+			continue
+		}
+		spans = append(spans, span{len(names), len(names) + len(name)})
+		names = append(names, name...)
+		entries = append(entries, Entry{Kind: kind, Hash: h})
+	}
+	// One string backs every name of the directory: one allocation
+	// instead of one per entry, and no per-entry slack.
+	all := string(names)
+	for i := range entries {
+		entries[i].Name = all[spans[i].from:spans[i].to]
+	}
+	slices.SortStableFunc(entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+	// A malformed tree may repeat a name; keep the first, as a checkout would.
+	entries = slices.CompactFunc(entries, func(a, b Entry) bool { return a.Name == b.Name })
+
+	l := &Listing{Entries: slices.Clip(entries)}
+	for _, e := range l.Entries {
+		if e.Kind.IsDir() {
+			l.Subdirs++
+		}
+	}
+	return l, nil
+}
+
+func parseMode(b []byte) (uint32, bool) {
+	if len(b) > 7 {
+		return 0, false
+	}
+	var m uint32
+	for _, c := range b {
+		if c < '0' || c > '7' {
+			return 0, false
+		}
+		m = m<<3 | uint32(c-'0')
+	}
+	return m, true
+}
+
+// kindOf maps a git mode as git's own canon_mode does: the type bits
+// decide, and a regular file is executable if its user-x bit is set
+// (covering the legacy 100664 and other historical modes).
+func kindOf(mode uint32) (Kind, bool) {
+	switch mode & 0o170000 {
+	case 0o040000:
+		return Dir, true
+	case 0o100000:
+		if mode&0o100 != 0 {
+			return Exec, true
+		}
+		return File, true
+	case 0o120000:
+		return Symlink, true
+	case 0o160000:
+		return Gitlink, true
+	}
+	return 0, false
+}
+
+// servable rejects names no checkout would create: empty, ".", "..", any
+// "/" (none can be a file name), and ".git" in any case — git refuses to
+// check that out because a hostile tree could plant hooks or config for
+// whoever runs git inside the mount.
+func servable(name []byte) bool {
+	switch {
+	case len(name) == 0, bytes.IndexByte(name, '/') >= 0:
+		return false
+	case string(name) == ".", string(name) == "..":
+		return false
+	case strings.EqualFold(string(name), ".git"):
+		return false
+	}
+	return true
+}
+
+// Walk resolves a slash-separated path below root ("" is root itself).
+// Empty components ("a//b", a leading or trailing "/") are ignored.
+func (s *Store) Walk(root plumbing.Hash, path string) (Entry, error) {
+	e := Entry{Kind: Dir, Hash: root}
+	walked := ""
+	for _, name := range strings.Split(path, "/") {
+		if name == "" {
+			continue
+		}
+		switch e.Kind {
+		case Dir:
+		case Gitlink:
+			// A submodule is served as an empty directory.
+			return Entry{}, fmt.Errorf("walk %q in tree %s: %q: %w", path, root, join(walked, name), ErrNotFound)
+		default:
+			return Entry{}, fmt.Errorf("walk %q in tree %s: %q: %w", path, root, walked, ErrNotDir)
+		}
+		l, err := s.Listing(e.Hash)
+		if err != nil {
+			return Entry{}, fmt.Errorf("walk %q in tree %s: %w", path, root, err)
+		}
+		next, ok := l.Lookup(name)
+		if !ok {
+			return Entry{}, fmt.Errorf("walk %q in tree %s: %q: %w", path, root, join(walked, name), ErrNotFound)
+		}
+		e, walked = next, join(walked, name)
+	}
+	return e, nil
+}
+
+func join(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}

@@ -1,0 +1,283 @@
+package tree
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/objfile"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// backend is one object store: the repository's own, or an alternate.
+type backend struct {
+	st     storer.EncodedObjectStorer
+	fs     *filesystem.Storage // nil unless on disk
+	objDir string              // "" unless on disk: loose objects live here
+	packs  string              // packFingerprint at the last (re)index; guarded by Store.mu
+}
+
+// locked runs fn with the storage mutex held and turns a panic inside
+// go-git into an error naming what was being done.
+func (s *Store) locked(what string, fn func() error) (err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	defer recoverInto(&err, what)
+	return fn()
+}
+
+// recoverInto turns a panic into *err; go-git has panicked on corrupt
+// input before, and a read path must never take the server down.
+func recoverInto(err *error, what string) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%s: go-git panicked: %v", what, r)
+	}
+}
+
+// encodedObjectLocked finds h in the first backend that has it. Caller
+// holds s.mu.
+func (s *Store) encodedObjectLocked(h plumbing.Hash) (plumbing.EncodedObject, error) {
+	for attempt := 0; attempt < 2; attempt++ {
+		for _, b := range s.backends {
+			if len(s.backends) > 1 {
+				// Ask cheaply first: go-git's EncodedObject falls back to
+				// its own (slow, re-read per call) alternates handling on a
+				// miss, and we already chain the alternates.
+				if err := b.st.HasEncodedObject(h); errors.Is(err, plumbing.ErrObjectNotFound) {
+					continue
+				} else if err != nil {
+					return nil, err
+				}
+			}
+			s.stats.ObjectReads.Add(1)
+			o, err := b.st.EncodedObject(plumbing.AnyObject, h)
+			if !errors.Is(err, plumbing.ErrObjectNotFound) {
+				return o, err
+			}
+		}
+		if !s.reindexLocked() {
+			break
+		}
+	}
+	return nil, errObjectNotFound
+}
+
+// reindexLocked makes go-git re-read pack indexes when the set of packs
+// changed since we last looked (git gc packs loose objects and deletes
+// them while we serve). Reports whether anything changed.
+func (s *Store) reindexLocked() bool {
+	changed := false
+	for _, b := range s.backends {
+		if b.fs == nil || b.objDir == "" {
+			continue
+		}
+		if fp := packFingerprint(b.objDir); fp != b.packs {
+			b.packs = fp
+			b.fs.Reindex()
+			changed = true
+		}
+	}
+	return changed
+}
+
+// openObject opens h for reading and checks its type. The reader is
+// go-git's: a memory reader for small objects, or, above
+// goGitLargeObject, a stream that owns its file descriptor (loose: an
+// objfile reader on its own file; packed: a fresh Packfile on a freshly
+// opened pack plus, for deltas, an in-memory base and a patching
+// goroutine). Such a reader shares nothing mutable with the storage (the
+// object cache it may consult has its own lock), which is why callers
+// read from it after s.mu is released.
+func (s *Store) openObject(h plumbing.Hash, want plumbing.ObjectType) (io.ReadCloser, int64, error) {
+	var rc io.ReadCloser
+	var size int64
+	err := s.locked("open "+h.String(), func() error {
+		o, err := s.encodedObjectLocked(h)
+		if err != nil {
+			return err
+		}
+		if o.Type() != want {
+			return fmt.Errorf("object is a %s, not a %s", o.Type(), want)
+		}
+		size = o.Size()
+		rc, err = o.Reader()
+		return err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s %s: %w", want, h, err)
+	}
+	return rc, size, nil
+}
+
+// readObject returns the content of a small object (tree, commit, tag).
+func (s *Store) readObject(h plumbing.Hash, want plumbing.ObjectType) (data []byte, err error) {
+	rc, size, err := s.openObject(h, want)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	data, err = readExactly(rc, size)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", want, h, err)
+	}
+	return data, nil
+}
+
+// readExactly reads a whole object of the size its header announced and
+// checks the stream agrees: a corrupt object must not pass as short data.
+func readExactly(r io.Reader, size int64) (data []byte, err error) {
+	defer recoverInto(&err, "read")
+	if size < 0 {
+		return nil, fmt.Errorf("bad object size %d", size)
+	}
+	data = make([]byte, size)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, fmt.Errorf("inflate: %w", err)
+	}
+	var one [1]byte
+	if n, _ := io.ReadFull(r, one[:]); n != 0 {
+		return nil, fmt.Errorf("inflate: object is longer than its header says (%d bytes)", size)
+	}
+	return data, nil
+}
+
+// looseSize reads a loose object's size from its header, inflating a few
+// bytes. go-git's EncodedObjectSize does the same but never closes the
+// object file (one leaked descriptor per loose object until GC), so loose
+// objects are sized here. Reports found=false when no backend has h loose.
+func (s *Store) looseSize(h plumbing.Hash) (size int64, found bool, err error) {
+	id := h.String()
+	for _, b := range s.backends {
+		if b.objDir == "" {
+			continue
+		}
+		f, err := os.Open(filepath.Join(b.objDir, id[:2], id[2:]))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return 0, true, err
+		}
+		s.stats.ObjectReads.Add(1)
+		size, err = headerSize(f)
+		f.Close()
+		if err != nil {
+			return 0, true, fmt.Errorf("loose object %s: %w", f.Name(), err)
+		}
+		return size, true, nil
+	}
+	return 0, false, nil
+}
+
+func headerSize(f io.Reader) (size int64, err error) {
+	defer recoverInto(&err, "read header")
+	r, err := objfile.NewReader(f)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	_, size, err = r.Header()
+	return size, err
+}
+
+// packedSize sizes h from the object header in a pack (for a delta, the
+// header of the delta data), never inflating the object itself.
+func (s *Store) packedSize(h plumbing.Hash) (size int64, err error) {
+	err = s.locked("size "+h.String(), func() error {
+		for attempt := 0; attempt < 2; attempt++ {
+			for _, b := range s.backends {
+				s.stats.ObjectReads.Add(1)
+				sz, err := b.st.EncodedObjectSize(h)
+				if err == nil {
+					size = sz
+					return nil
+				}
+				if !errors.Is(err, plumbing.ErrObjectNotFound) {
+					return err
+				}
+			}
+			if !s.reindexLocked() {
+				break
+			}
+		}
+		return errObjectNotFound
+	})
+	return size, err
+}
+
+// hashesWithPrefix lists the objects whose id starts with the hex prefix
+// (any length, even or odd), across loose objects and pack indexes.
+func (s *Store) hashesWithPrefix(prefix string) ([]plumbing.Hash, error) {
+	prefix = strings.ToLower(prefix)
+	raw, err := hex.DecodeString(prefix[:len(prefix)&^1])
+	if err != nil {
+		return nil, err
+	}
+	seen := map[plumbing.Hash]bool{}
+	var out []plumbing.Hash
+	add := func(h plumbing.Hash) {
+		if !seen[h] && strings.HasPrefix(h.String(), prefix) {
+			seen[h] = true
+			out = append(out, h)
+		}
+	}
+	err = s.locked("search "+prefix, func() error {
+		for _, b := range s.backends {
+			switch st := b.st.(type) {
+			case interface {
+				HashesWithPrefix([]byte) ([]plumbing.Hash, error)
+			}:
+				hs, err := st.HashesWithPrefix(raw)
+				if err != nil {
+					return err
+				}
+				for _, h := range hs {
+					add(h)
+				}
+			case *memory.Storage:
+				for h := range st.Objects {
+					if bytes.HasPrefix(h[:], raw) {
+						add(h)
+					}
+				}
+			default:
+				iter, err := st.IterEncodedObjects(plumbing.AnyObject)
+				if err != nil {
+					return err
+				}
+				err = iter.ForEach(func(o plumbing.EncodedObject) error {
+					add(o.Hash())
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// objectType returns the type of h (reading at most a header for big objects).
+func (s *Store) objectType(h plumbing.Hash) (t plumbing.ObjectType, err error) {
+	err = s.locked("read "+h.String(), func() error {
+		o, err := s.encodedObjectLocked(h)
+		if err == nil {
+			t = o.Type()
+		}
+		return err
+	})
+	return t, err
+}

@@ -1,0 +1,178 @@
+package tree
+
+import (
+	"errors"
+	"path/filepath"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/gitnfs/gitnfs/stats"
+)
+
+// ErrNotFound is returned (wrapped) when a path, object or revision does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrNotDir is returned (wrapped) by Walk when a path component that is not
+// a directory is walked through. errors.Is(err, ErrNotFound) holds for it
+// too, so callers that only know ErrNotFound still treat it as a miss.
+var ErrNotDir error = notDirError{}
+
+type notDirError struct{}
+
+func (notDirError) Error() string        { return "not a directory" }
+func (notDirError) Is(target error) bool { return target == ErrNotFound }
+
+// ErrBadRevision is returned (wrapped) by Resolve for a revision it cannot
+// parse or does not support (rev:path, @{...}, ^{/regex}).
+var ErrBadRevision = errors.New("bad revision")
+
+// ErrAmbiguous is returned (wrapped) by Resolve when a short object id
+// matches more than one object.
+var ErrAmbiguous = errors.New("ambiguous short object id")
+
+var errClosed = errors.New("store is closed")
+
+// errObjectNotFound reads "object not found" and satisfies both
+// errors.Is(err, ErrNotFound) and errors.Is(err, plumbing.ErrObjectNotFound).
+var errObjectNotFound error = objectNotFoundError{}
+
+type objectNotFoundError struct{}
+
+func (objectNotFoundError) Error() string { return "object not found" }
+func (objectNotFoundError) Is(target error) bool {
+	return target == ErrNotFound || target == plumbing.ErrObjectNotFound
+}
+
+// Defaults.
+const (
+	defaultBlobCacheBytes   = 256 << 20
+	defaultTreeCacheEntries = 4 << 20
+	maxWholeBlob            = 32 << 20
+	// Objects above this size come back from go-git as lazy streams with
+	// their own file descriptor, so their bytes are inflated outside the
+	// storage mutex and never land in go-git's object cache (we cache
+	// whole blobs ourselves).
+	goGitLargeObject = 1 << 20
+	maxStreams       = 8
+	// Each open stream remembers this many bytes behind its position, so
+	// NFS readahead that arrives slightly out of order does not reopen it.
+	streamHistory = 4 << 20
+)
+
+// Options tune a Store. The zero value is usable.
+type Options struct {
+	// BlobCacheBytes bounds the inflated-blob cache. 0 means 256 MiB.
+	BlobCacheBytes int64
+	// Stats receives internal work counters. nil means a private counter set.
+	Stats *stats.Internal
+
+	// Unexported knobs for tests (0 means the default).
+	wholeBlobMax     int64 // blobs up to this size are inflated whole and cached
+	treeCacheEntries int64 // bound of the listing cache, in entries
+	streamHistory    int64
+}
+
+// Store is a read-only, concurrency-safe view of one repository's objects.
+type Store struct {
+	path  string // what was opened, for error messages
+	id    string
+	stats *stats.Internal
+
+	// mu serializes every call into go-git: its storage (pack scanners,
+	// index maps, descriptors) is not safe for concurrent use.
+	mu       sync.Mutex
+	closed   bool
+	backends []*backend // the repository's own objects first, then alternates
+	refs     storer.ReferenceStorer
+
+	trees      *shardedLRU[*Listing]
+	treeFlight flight[*Listing]
+
+	sizes sync.Map // plumbing.Hash -> int64; blob sizes are immutable
+
+	wholeMax   int64
+	blobs      *lru[[]byte]
+	blobFlight flight[[]byte]
+	streams    *streamPool
+}
+
+func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer, opts Options) *Store {
+	st := opts.Stats
+	if st == nil {
+		st = new(stats.Internal)
+	}
+	blobBytes := opts.BlobCacheBytes
+	if blobBytes <= 0 {
+		blobBytes = defaultBlobCacheBytes
+	}
+	whole := opts.wholeBlobMax
+	if whole <= 0 {
+		whole = min(blobBytes/8, maxWholeBlob)
+	}
+	treeEntries := opts.treeCacheEntries
+	if treeEntries <= 0 {
+		treeEntries = defaultTreeCacheEntries
+	}
+	hist := opts.streamHistory
+	if hist <= 0 {
+		hist = streamHistory
+	}
+	return &Store{
+		path:     path,
+		id:       id,
+		stats:    st,
+		backends: backends,
+		refs:     refs,
+		trees:    newShardedLRU[*Listing](treeEntries),
+		wholeMax: whole,
+		blobs:    newLRU[[]byte](blobBytes),
+		streams:  &streamPool{max: maxStreams, history: hist},
+	}
+}
+
+// NewStore wraps an existing storer (memory storage in tests).
+func NewStore(s storage.Storer, opts Options) *Store {
+	b := &backend{st: s}
+	path, id := "memory", ""
+	if fs, ok := s.(*filesystem.Storage); ok {
+		// A caller-built filesystem storage: use its objects directory for
+		// header reads and identity when it is a real directory.
+		b.fs = fs
+		if root := fs.Filesystem().Root(); root != "" && isDir(filepath.Join(root, "objects")) {
+			b.objDir = filepath.Join(root, "objects")
+			b.packs = packFingerprint(b.objDir)
+			path, id = root, canonical(b.objDir)
+		}
+	}
+	return newStore(path, id, []*backend{b}, s, opts)
+}
+
+// Close releases file descriptors. Cached listings, sizes and blobs stay
+// readable; anything that needs the object store fails afterwards.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	var first error
+	if !s.closed {
+		s.closed = true
+		for _, b := range s.backends {
+			if c, ok := b.st.(interface{ Close() error }); ok {
+				if err := c.Close(); err != nil && first == nil {
+					first = err
+				}
+			}
+		}
+	}
+	s.mu.Unlock()
+	s.streams.close()
+	return first
+}
+
+// Stats returns the internal counters the store updates.
+func (s *Store) Stats() *stats.Internal { return s.stats }
+
+// ID is a stable identity of the repository (its absolute object-store path), "" for memory storage.
+func (s *Store) ID() string { return s.id }

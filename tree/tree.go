@@ -1,0 +1,64 @@
+// Package tree is the git side of gitnfs: it opens a repository's object
+// store with go-git, resolves revisions to immutable snapshots, and answers
+// the three questions an NFS server asks of a tree — what is in this
+// directory, how big is this file, and what are its bytes at this offset —
+// without ever checking anything out or writing to the object store.
+//
+// A Store is safe for concurrent use: go-git's storage is not, so every
+// access to it is serialized inside Store, and everything above it (decoded
+// listings, blob sizes, inflated blobs) is cached so that most calls never
+// reach go-git at all.
+package tree
+
+import (
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Kind is what a tree entry becomes in a checkout.
+type Kind uint8
+
+// Entry kinds, from the git mode of a tree entry.
+const (
+	Dir     Kind = 1 + iota // 040000
+	File                    // 100644 (and the legacy 100664)
+	Exec                    // 100755
+	Symlink                 // 120000: the blob holds the target
+	Gitlink                 // 160000: a submodule, served as an empty directory
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Dir:
+		return "dir"
+	case File:
+		return "file"
+	case Exec:
+		return "exec"
+	case Symlink:
+		return "symlink"
+	case Gitlink:
+		return "gitlink"
+	}
+	return "unknown"
+}
+
+// IsDir reports whether a checkout shows the entry as a directory.
+func (k Kind) IsDir() bool { return k == Dir || k == Gitlink }
+
+// Entry is one name in a git tree.
+type Entry struct {
+	Name string
+	Kind Kind
+	Hash plumbing.Hash // tree for Dir, blob for File/Exec/Symlink, commit for Gitlink
+}
+
+// Snapshot is one resolved revision: immutable, so everything derived from
+// it may be cached forever.
+type Snapshot struct {
+	Rev    string        // the revision as the user typed it
+	Commit plumbing.Hash // zero when Rev named a tree directly
+	Root   plumbing.Hash // the root tree
+	Time   time.Time     // committer time of Commit; the Unix epoch for a bare tree
+}
