@@ -1,0 +1,76 @@
+package nfs_test
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gitnfs/gitnfs/internal/testrepo"
+)
+
+// libnfsURL is the URL form libnfs needs against a server that serves NFS
+// and MOUNT on one port and no portmapper.
+func libnfsURL(addr, path string) string {
+	_, port, _ := net.SplitHostPort(addr)
+	return fmt.Sprintf("nfs://127.0.0.1/%s?version=3&nfsport=%s&mountport=%s&auto-traverse-mounts=0", path, port, port)
+}
+
+var lsLine = regexp.MustCompile(`^(\S+)\s+\d+\s+\d+\s+\d+\s+\d+ (.*)$`)
+
+// TestThirdPartyClientLibnfs lists and reads a generated repository with
+// Debian's libnfs-utils, a real NFSv3 client that is not ours.
+func TestThirdPartyClientLibnfs(t *testing.T) {
+	if _, err := exec.LookPath("nfs-ls"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("nfs-ls not installed: .ci/run must install libnfs-utils")
+		}
+		t.Skip("nfs-ls not installed (apt-get install libnfs-utils)")
+	}
+	repo := fixture(t)
+	s := serve(t, repo, "HEAD")
+	out, err := exec.Command("nfs-ls", "-R", libnfsURL(s.addr, "")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("nfs-ls: %v\n%s", err, out)
+	}
+	listed := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		// "-rw-r--r--  1  1000  1000  8 README.md"; names may hold spaces.
+		m := lsLine.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("unexpected nfs-ls line %q", line)
+		}
+		name := m[2]
+		if i := strings.Index(name, " -> "); i >= 0 {
+			name = name[:i]
+		}
+		listed[name] = m[1]
+	}
+	for _, e := range testrepo.LsTree(t, repo, "HEAD") {
+		mode, ok := listed[e.Path]
+		if !ok {
+			t.Errorf("nfs-ls did not list %s", e.Path)
+			continue
+		}
+		want := map[string]string{"040000": "d", "160000": "d", "100644": "-rw-r--r--", "100755": "-rwxr-xr-x", "120000": "l"}[e.Mode]
+		if !strings.HasPrefix(mode, want) {
+			t.Errorf("%s: nfs-ls shows %s, want %s...", e.Path, mode, want)
+		}
+		// libnfs's nfs-cat splits export and file at the last '/', so only
+		// top-level files can be read by URL.
+		if e.Type == "blob" && e.Mode != "120000" && !strings.Contains(e.Path, "/") {
+			got, err := exec.Command("nfs-cat", libnfsURL(s.addr, "/"+e.Path)).Output()
+			if err != nil {
+				t.Errorf("nfs-cat %s: %v", e.Path, err)
+				continue
+			}
+			if !bytes.Equal(got, testrepo.CatFile(t, repo, e.ID)) {
+				t.Errorf("nfs-cat %s: %d bytes differ from git's", e.Path, len(got))
+			}
+		}
+	}
+}
