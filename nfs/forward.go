@@ -8,11 +8,10 @@ import (
 	"time"
 )
 
-// The long tail goes to go-nfs through an in-memory pipe per client
-// connection. go-nfs answers one request at a time per connection, which is
-// harmless here: only MOUNT and the write procedures (answered NFS3ERR_ROFS
-// on a read-only export) take this path, and they never queue behind our
-// concurrent read path because each side has its own writer.
+// What go-nfs serves (MOUNT NULL, MNT, UMNT) reaches it through an in-memory
+// pipe per client connection. go-nfs answers one request at a time per
+// connection, which is harmless for a handful of MOUNT calls, and they never
+// queue behind our concurrent read path because each side has its own writer.
 
 type pipeListener struct {
 	ch     chan net.Conn

@@ -69,9 +69,7 @@ func onRead(s *Server, c *call, d *decoder, e *encoder) uint32 {
 	}
 	putUint32(e.b[hdr+8:], uint32(got))
 	e.pad(got)
-	if s.opts.Dirplus != nil {
-		s.opts.Dirplus.ReadBytes(got)
-	}
+	s.opts.Census.ReadBytes(got)
 	return nfsOK
 }
 

@@ -117,5 +117,6 @@ func onReaddir(s *Server, c *call, d *decoder, e *encoder) uint32 {
 	}
 	e.bool(false)
 	e.bool(p == l.end())
+	s.opts.Census.Readdir(n)
 	return nfsOK
 }

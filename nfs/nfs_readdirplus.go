@@ -1,23 +1,16 @@
 package nfs
 
-import "github.com/gitnfs/gitnfs/fattr"
-
-// DirplusRecorder receives one record per READDIRPLUS reply and the bytes of
-// each READ, for the census's derived lines.
-type DirplusRecorder interface {
-	// Dirplus: entries by kind (KindDir, KindFile, KindSymlink, KindConflict)
-	// with and without inline attributes, reply bytes, and the client's
-	// dircount and maxcount.
-	Dirplus(with, without [4]int, bytes, dircount, maxcount int)
-	ReadBytes(n int)
-}
+import (
+	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/stats"
+)
 
 // Entry kinds as the census counts them.
 const (
-	KindDir = iota
-	KindFile
-	KindSymlink
-	KindConflict
+	KindDir      = int(stats.KindDir)
+	KindFile     = int(stats.KindFile)
+	KindSymlink  = int(stats.KindSymlink)
+	KindConflict = int(stats.KindConflict)
 )
 
 // Sizes of the fixed parts of a READDIRPLUS3resok and of one entryplus3.
@@ -62,7 +55,7 @@ func onReaddirplus(s *Server, c *call, d *decoder, e *encoder) uint32 {
 	s.putPostOpAttr(e, l.dir)
 	e.uint64(l.verf)
 	used := dirplusFixed
-	var with, without [4]int
+	var with, without [stats.NumKinds]int
 	n := 0
 	p := l.pos
 	fsid := s.fs.Fsid()
@@ -121,9 +114,8 @@ func onReaddirplus(s *Server, c *call, d *decoder, e *encoder) uint32 {
 	}
 	e.bool(false)
 	e.bool(p == l.end())
-	if s.opts.Dirplus != nil {
-		s.opts.Dirplus.Dirplus(with, without, len(e.b)-resStart, int(dircount), int(maxcount))
-	}
+	s.opts.Census.Dirplus(stats.DirplusReply{WithAttrs: with, WithoutAttrs: without,
+		Bytes: len(e.b) - resStart, Dircount: dircount, Maxcount: maxcount})
 	return nfsOK
 }
 

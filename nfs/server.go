@@ -1,15 +1,16 @@
-// Package nfs is the NFSv3 protocol side of gitnfs. It owns the transport and
-// the read path — NULL, GETATTR, LOOKUP, ACCESS, READLINK, READ, READDIR,
-// READDIRPLUS, FSSTAT, FSINFO, PATHCONF — with hand-written XDR, and hands
-// everything else (MOUNT, the write procedures) to an unmodified go-nfs
-// server behind an in-memory pipe.
+// Package nfs is the NFSv3 protocol side of gitnfs. It owns the transport
+// and every NFSv3 procedure, with hand-written XDR and concurrent dispatch
+// per connection, and hands MOUNT's NULL, MNT and UMNT to an unmodified
+// go-nfs server behind an in-memory pipe.
 //
 // Why split it this way: go-nfs registers its procedures in its own init and
 // they cannot be replaced from outside, it answers one request at a time per
 // connection (Linux puts a whole mount on one connection, so one slow READ
-// stalls every LOOKUP behind it), and it encodes XDR by reflection. The read
-// path is where a build's walk spends its RPCs, so it is ours; the long tail
-// is rare and go-nfs already answers it correctly.
+// would stall every LOOKUP behind it), and it encodes XDR by reflection. The
+// read path is where a build's walk spends its RPCs, so it is ours. The
+// write procedures of a read-only export are one line each (ROFS), and
+// go-nfs gets two of them wrong, so they are ours too. MOUNT is rare and
+// go-nfs answers it correctly; the MOUNT procedures it lacks are ours.
 package nfs
 
 import (
@@ -23,12 +24,9 @@ import (
 	"time"
 
 	gonfs "github.com/willscott/go-nfs"
-)
 
-// Recorder receives one line of census per RPC. stats.Census implements it.
-type Recorder interface {
-	RPC(prog, vers, proc uint32, status uint32, bytesIn, bytesOut int, d time.Duration)
-}
+	"github.com/gitnfs/gitnfs/stats"
+)
 
 // Options configure a Server.
 type Options struct {
@@ -40,9 +38,9 @@ type Options struct {
 	MaxInFlight int
 	// MaxRecord bounds one RPC record. 0 means 4 MiB.
 	MaxRecord int
-	Census    Recorder
-	Dirplus   DirplusRecorder
-	Log       *slog.Logger
+	// Census counts every RPC; nil turns counting off.
+	Census *stats.Census
+	Log    *slog.Logger
 }
 
 // Server serves one FS over NFSv3.
@@ -251,15 +249,29 @@ func (c *conn) route(call call, rec []byte, start time.Time) {
 		c.send(e.b)
 		putBuf(rec)
 	case call.prog == progNFS && call.vers != 3,
-		call.prog == progMount && call.vers != 3 && call.vers != 1:
+		call.prog == progMount && call.vers != 3:
 		e := encoder{b: appendAcceptedHeader(getBuf(), call.xid, acceptProgMismatch)}
 		e.uint32(3)
 		e.uint32(3)
 		c.record(call, statusProgMismatch, len(rec), len(e.b), start)
 		c.send(e.b)
 		putBuf(rec)
-	case call.prog == progNFS || call.prog == progMount:
+	case call.prog == progMount && call.proc < uint32(len(mountProcs)) && mountProcs[call.proc] != nil:
+		c.sem <- struct{}{}
+		c.wg.Add(1)
+		go func() {
+			defer func() { <-c.sem; c.wg.Done() }()
+			c.serve(call, mountProcs[call.proc], rec, start)
+		}()
+	case call.prog == progMount && call.proc <= mountProcMnt:
 		c.forward(call, rec, start)
+	case call.prog == progNFS || call.prog == progMount:
+		// go-nfs numbers PROC_UNAVAIL as 2 (PROG_MISMATCH on the wire),
+		// which libnfs cannot decode: answer it ourselves.
+		b := appendAcceptedHeader(getBuf(), call.xid, acceptProcUnavail)
+		c.record(call, statusProcUnavail, len(rec), len(b), start)
+		c.send(b)
+		putBuf(rec)
 	default:
 		// NFSACL (the Linux client probes it once per mount), NLM and the
 		// rest: not served, and saying so at once lets the client move on.
@@ -289,19 +301,17 @@ func (c *conn) reject(call call, err error, in int, start time.Time) {
 
 // RPC-level outcomes in the census, beyond NFS status codes.
 const (
-	statusGarbageArgs  = 1 << 20
-	statusProgUnavail  = 1<<20 + 1
-	statusProgMismatch = 1<<20 + 2
-	statusProcUnavail  = 1<<20 + 3
-	statusRPCMismatch  = 1<<20 + 4
-	statusAuthError    = 1<<20 + 5
-	statusSystemErr    = 1<<20 + 6
+	statusGarbageArgs  = stats.StatusGarbageArgs
+	statusProgUnavail  = stats.StatusProgUnavail
+	statusProgMismatch = stats.StatusProgMismatch
+	statusProcUnavail  = stats.StatusProcUnavail
+	statusRPCMismatch  = stats.StatusRPCMismatch
+	statusAuthError    = stats.StatusAuthError
+	statusSystemErr    = stats.StatusSystemErr
 )
 
 func (c *conn) record(call call, status uint32, in, out int, start time.Time) {
-	if c.s.opts.Census != nil {
-		c.s.opts.Census.RPC(call.prog, call.vers, call.proc, status, in, out, time.Since(start))
-	}
+	c.s.opts.Census.RPC(call.prog, call.vers, call.proc, status, in, out, time.Since(start))
 }
 
 // serve runs one owned procedure and queues its reply.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/nfs"
+	"github.com/gitnfs/gitnfs/stats"
 	"github.com/gitnfs/gitnfs/tree"
 )
 
@@ -27,6 +29,8 @@ type serveFlags struct {
 	cacheSize         string
 	logLevel          string
 	maxInFlight       int
+	statsJSON         string
+	metricsAddr       string
 }
 
 func newServe() *cobra.Command {
@@ -60,6 +64,8 @@ commit's committer time.`,
 	fl.StringVar(&f.cacheSize, "cache-size", "256MiB", "bound on inflated blob bytes kept in memory")
 	fl.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fl.IntVar(&f.maxInFlight, "max-inflight", 64, "concurrent requests per connection")
+	fl.StringVar(&f.statsJSON, "stats-json", "", "on exit, write the op census as JSON to this file")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and the census (/census, /census.json, POST /reset) on this address")
 	return cmd
 }
 
@@ -72,7 +78,8 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("--cache-size: %w", err)
 	}
-	store, err := tree.Open(f.repo, tree.Options{BlobCacheBytes: cacheBytes})
+	census := stats.New()
+	store, err := tree.Open(f.repo, tree.Options{BlobCacheBytes: cacheBytes, Stats: &census.Internal})
 	if err != nil {
 		return err
 	}
@@ -85,6 +92,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	srv := nfs.NewServer(fsys, nfs.Options{
 		Fallback:    billyfs.NewHandler(fsys),
 		MaxInFlight: f.maxInFlight,
+		Census:      census,
 		Log:         log,
 	})
 	l, err := net.Listen("tcp", f.listen)
@@ -94,18 +102,69 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	port := l.Addr().(*net.TCPAddr).Port
 	printBanner(cmd.OutOrStdout(), f, snap, store, l.Addr().String(), port)
 
+	if f.metricsAddr != "" {
+		ml, err := net.Listen("tcp", f.metricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr %s: %w", f.metricsAddr, err)
+		}
+		defer ml.Close()
+		fmt.Fprintf(cmd.OutOrStdout(), "  metrics: http://%s/metrics (census: /census, /census.json)\n", ml.Addr())
+		go func() { _ = http.Serve(ml, stats.Handler(census)) }()
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	defer signal.Stop(usr1)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
-	select {
-	case <-ctx.Done():
-		fmt.Fprintln(cmd.ErrOrStderr(), "gitnfs: shutting down")
-	case err = <-errc:
+	for done := false; !done; {
+		select {
+		case <-usr1:
+			// The census so far, without stopping (and without resetting).
+			_ = census.Snapshot().WriteTable(cmd.ErrOrStderr())
+		case <-ctx.Done():
+			fmt.Fprintln(cmd.ErrOrStderr(), "gitnfs: shutting down")
+			done = true
+		case err = <-errc:
+			done = true
+		}
 	}
 	l.Close()
 	srv.Close()
+	if werr := writeCensus(cmd.ErrOrStderr(), census.Snapshot(), f.statsJSON); werr != nil && err == nil {
+		err = werr
+	}
 	return err
+}
+
+// writeCensus prints the census on exit as JJ_VFS_STATS asks: "1" (or any
+// value but "json") for the table on stderr, "json" for JSON on stderr; and
+// --stats-json FILE writes JSON to a file whatever the variable says.
+func writeCensus(stderr io.Writer, r stats.Report, jsonFile string) error {
+	switch v := os.Getenv("JJ_VFS_STATS"); {
+	case v == "json":
+		if err := r.WriteJSON(stderr); err != nil {
+			return err
+		}
+	case v != "" && v != "0":
+		if err := r.WriteTable(stderr); err != nil {
+			return err
+		}
+	}
+	if jsonFile != "" {
+		out, err := os.Create(jsonFile)
+		if err != nil {
+			return fmt.Errorf("--stats-json: %w", err)
+		}
+		if err := r.WriteJSON(out); err != nil {
+			out.Close()
+			return fmt.Errorf("--stats-json %s: %w", jsonFile, err)
+		}
+		return out.Close()
+	}
+	return nil
 }
 
 func printBanner(w io.Writer, f serveFlags, snap *tree.Snapshot, store *tree.Store, addr string, port int) {

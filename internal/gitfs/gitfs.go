@@ -104,6 +104,7 @@ func wrap(err error, path string) error {
 
 // Resolve implements nfs.FS.
 func (f *FS) Resolve(path string) (nfs.Node, error) {
+	f.store.Stats().HandlesResolved.Add(1)
 	if path == "" {
 		return f.Root(), nil
 	}

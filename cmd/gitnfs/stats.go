@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gitnfs/gitnfs/stats"
+)
+
+func newStats() *cobra.Command {
+	var addr string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stats --addr HOST:PORT",
+		Short: "Print a running server's op census",
+		Long: `stats fetches the op census from a server started with --metrics-addr and
+prints it: client RPCs per procedure (calls, errors by status, bytes, server
+time), the server's internal work in a separate table, and derived lines such
+as LOOKUPs per listed entry. Internal counters are never client calls.`,
+		Example: `  gitnfs serve --metrics-addr 127.0.0.1:9108 &
+  gitnfs stats --addr 127.0.0.1:9108
+  curl -X POST http://127.0.0.1:9108/reset   # start a new window`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+			defer cancel()
+			r, err := stats.Fetch(ctx, addr)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return r.WriteJSON(os.Stdout)
+			}
+			return r.WriteTable(cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:9108", "the server's --metrics-addr")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of the table")
+	return cmd
+}
