@@ -18,6 +18,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/nfs"
+	"github.com/gitnfs/gitnfs/stats"
 	"github.com/gitnfs/gitnfs/tree"
 )
 
@@ -29,9 +30,15 @@ type server struct {
 	stop  func()
 }
 
-func serve(t testing.TB, repo, rev string) *server {
+func serve(t testing.TB, repo, rev string) *server { return serveCensus(t, repo, rev, nil) }
+
+func serveCensus(t testing.TB, repo, rev string, census *stats.Census) *server {
 	t.Helper()
-	store, err := tree.Open(repo, tree.Options{})
+	opts := tree.Options{}
+	if census != nil {
+		opts.Stats = &census.Internal
+	}
+	store, err := tree.Open(repo, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +47,7 @@ func serve(t testing.TB, repo, rev string) *server {
 		t.Fatal(err)
 	}
 	fsys := gitfs.New(store, snap, gitfs.Options{UID: 1000, GID: 1000})
-	srv := nfs.NewServer(fsys, nfs.Options{Fallback: billyfs.NewHandler(fsys)})
+	srv := nfs.NewServer(fsys, nfs.Options{Fallback: billyfs.NewHandler(fsys), Census: census})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
