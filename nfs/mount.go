@@ -18,16 +18,16 @@ var mountProcs = [...]procFunc{
 }
 
 // onMountDump: the mount list is advisory and we keep none.
-func onMountDump(s *Server, c *call, d *decoder, e *encoder) uint32 {
+func onMountDump(s *view, c *call, d *decoder, e *encoder) uint32 {
 	e.bool(false)
 	return 0
 }
 
-func onMountUmntAll(s *Server, c *call, d *decoder, e *encoder) uint32 { return 0 }
+func onMountUmntAll(s *view, c *call, d *decoder, e *encoder) uint32 { return 0 }
 
 // onMountExport lists the one export, "/", open to every host (the server
 // listens on loopback; see the security notes in the README).
-func onMountExport(s *Server, c *call, d *decoder, e *encoder) uint32 {
+func onMountExport(s *view, c *call, d *decoder, e *encoder) uint32 {
 	e.bool(true)
 	e.string("/")
 	e.bool(false) // no groups

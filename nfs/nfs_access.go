@@ -16,7 +16,7 @@ const (
 // MODIFY, EXTEND or DELETE; EXECUTE only on a file with an x bit for the
 // caller (go-nfs grants it to everything on a read-only export, so a
 // 0644 file would look executable to `test -x`).
-func onAccess(s *Server, c *call, d *decoder, e *encoder) uint32 {
+func onAccess(s *view, c *call, d *decoder, e *encoder) uint32 {
 	h := handleArg(d)
 	want := d.uint32()
 	if d.err != nil {

@@ -2,7 +2,7 @@ package nfs
 
 // FSSTAT, FSINFO and PATHCONF: constants of a read-only export.
 
-func onFsstat(s *Server, c *call, d *decoder, e *encoder) uint32 {
+func onFsstat(s *view, c *call, d *decoder, e *encoder) uint32 {
 	h := handleArg(d)
 	if d.err != nil {
 		return statusGarbageArgs
@@ -31,7 +31,7 @@ const (
 	fsfHomogeneous = 0x0008
 )
 
-func onFsinfo(s *Server, c *call, d *decoder, e *encoder) uint32 {
+func onFsinfo(s *view, c *call, d *decoder, e *encoder) uint32 {
 	h := handleArg(d)
 	if d.err != nil {
 		return statusGarbageArgs
@@ -56,7 +56,7 @@ func onFsinfo(s *Server, c *call, d *decoder, e *encoder) uint32 {
 	return nfsOK
 }
 
-func onPathconf(s *Server, c *call, d *decoder, e *encoder) uint32 {
+func onPathconf(s *view, c *call, d *decoder, e *encoder) uint32 {
 	h := handleArg(d)
 	if d.err != nil {
 		return statusGarbageArgs

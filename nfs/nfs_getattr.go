@@ -1,6 +1,6 @@
 package nfs
 
-func onGetattr(s *Server, c *call, d *decoder, e *encoder) uint32 {
+func onGetattr(s *view, c *call, d *decoder, e *encoder) uint32 {
 	h := handleArg(d)
 	if d.err != nil {
 		return statusGarbageArgs

@@ -1,6 +1,6 @@
 package nfs
 
-func onLookup(s *Server, c *call, d *decoder, e *encoder) uint32 {
+func onLookup(s *view, c *call, d *decoder, e *encoder) uint32 {
 	h := handleArg(d)
 	name := d.opaque(1 << 16)
 	if d.err != nil {
@@ -40,7 +40,7 @@ func onLookup(s *Server, c *call, d *decoder, e *encoder) uint32 {
 }
 
 // parent resolves "..": the root is its own parent, as on any export.
-func (s *Server) parent(n Node) (Node, error) {
+func (s *view) parent(n Node) (Node, error) {
 	if n.Path == "" {
 		return n, nil
 	}

@@ -11,7 +11,7 @@ import (
 // the server allows it, so a 256 MiB blob is 256 round trips, not 8,192.
 const maxRead = 1 << 20
 
-func onRead(s *Server, c *call, d *decoder, e *encoder) uint32 {
+func onRead(s *view, c *call, d *decoder, e *encoder) uint32 {
 	resStart := len(e.b)
 	h := handleArg(d)
 	off := d.uint64()

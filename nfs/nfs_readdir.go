@@ -20,7 +20,7 @@ type listing struct {
 
 // openListing resolves and validates the common READDIR arguments. It
 // returns a status other than nfsOK with the failure already encoded.
-func (s *Server) openListing(c *call, e *encoder, h []byte, cookie uint64, verf []byte) (*listing, uint32) {
+func (s *view) openListing(c *call, e *encoder, h []byte, cookie uint64, verf []byte) (*listing, uint32) {
 	dir, err := s.resolve(h)
 	if err != nil {
 		return nil, s.failWithAttr(e, s.status(err, c, ""), nil)
@@ -54,7 +54,7 @@ func be64(b []byte) uint64 {
 }
 
 // name and id of the entry at sequence position p (cookie p+1).
-func (l *listing) nameID(s *Server, p uint64) (string, uint64) {
+func (l *listing) nameID(s *view, p uint64) (string, uint64) {
 	switch p {
 	case 0:
 		return ".", l.dir.ID
@@ -65,7 +65,7 @@ func (l *listing) nameID(s *Server, p uint64) (string, uint64) {
 	return l.ents.Name(i), l.ents.ID(i)
 }
 
-func (l *listing) parentNode(s *Server) Node {
+func (l *listing) parentNode(s *view) Node {
 	if l.parent.Path == "" && l.parent.ID == 0 {
 		p, err := s.parent(l.dir)
 		if err != nil {
@@ -78,7 +78,7 @@ func (l *listing) parentNode(s *Server) Node {
 
 func (l *listing) end() uint64 { return uint64(l.ents.Len()) + 2 }
 
-func onReaddir(s *Server, c *call, d *decoder, e *encoder) uint32 {
+func onReaddir(s *view, c *call, d *decoder, e *encoder) uint32 {
 	resStart := len(e.b)
 	h := handleArg(d)
 	cookie := d.uint64()

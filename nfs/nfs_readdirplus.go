@@ -33,7 +33,7 @@ const (
 // needs no LOOKUP. Symlinks and conflicted paths carry a handle but no
 // attributes (InlineAttr says which): the client then asks, only if it
 // cares, and a names-only walk never pays for them.
-func onReaddirplus(s *Server, c *call, d *decoder, e *encoder) uint32 {
+func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 	resStart := len(e.b)
 	h := handleArg(d)
 	cookie := d.uint64()

@@ -2,7 +2,7 @@ package nfs
 
 import "github.com/gitnfs/gitnfs/fattr"
 
-func onReadlink(s *Server, c *call, d *decoder, e *encoder) uint32 {
+func onReadlink(s *view, c *call, d *decoder, e *encoder) uint32 {
 	h := handleArg(d)
 	if d.err != nil {
 		return statusGarbageArgs

@@ -22,7 +22,7 @@ var wccWords = map[uint32]int{
 // first handle, so a bad handle still says so). go-nfs gets LINK wrong (it
 // decodes LINK3args as a SYMLINK's and answers INVAL) and COMMIT
 // (SERVERFAULT), so the read-only answer is ours for all of them.
-func onReadOnly(s *Server, c *call, d *decoder, e *encoder) uint32 {
+func onReadOnly(s *view, c *call, d *decoder, e *encoder) uint32 {
 	h := handleArg(d)
 	if d.err != nil {
 		return statusGarbageArgs

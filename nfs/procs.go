@@ -9,7 +9,7 @@ import (
 // procFunc runs one procedure: it decodes its arguments from d, appends the
 // results (starting with the nfsstat3) to e, and returns that status, or
 // statusGarbageArgs when the arguments did not decode.
-type procFunc func(s *Server, c *call, d *decoder, e *encoder) uint32
+type procFunc func(s *view, c *call, d *decoder, e *encoder) uint32
 
 // The procedures we own, by NFSv3 procedure number: all of NFSv3. go-nfs
 // serves MOUNT (and would serve any procedure left nil here).
@@ -59,7 +59,7 @@ const (
 const maxName = 255
 
 // status maps an FS or handle error to an nfsstat3.
-func (s *Server) status(err error, c *call, path string) uint32 {
+func (s *view) status(err error, c *call, path string) uint32 {
 	var st uint32
 	switch {
 	case errors.Is(err, errBadHandle):
@@ -94,7 +94,7 @@ func procName(p uint32) string {
 func handleArg(d *decoder) []byte { return d.opaque(1024) }
 
 // resolve decodes a handle argument into a node.
-func (s *Server) resolve(h []byte) (Node, error) { return resolveHandle(s.fs, h) }
+func (s *view) resolve(h []byte) (Node, error) { return resolveHandle(s.fs, h) }
 
 const fattrLen = 84
 
@@ -118,7 +118,7 @@ func putFattr(e *encoder, a *fattr.Attr) {
 
 // putPostOpAttr writes post_op_attr for n, or attributes_follow=false if
 // they cannot be computed (post-op attributes are optional by design).
-func (s *Server) putPostOpAttr(e *encoder, n Node) {
+func (s *view) putPostOpAttr(e *encoder, n Node) {
 	a, err := s.fs.Attr(n)
 	if err != nil {
 		e.bool(false)
@@ -128,10 +128,10 @@ func (s *Server) putPostOpAttr(e *encoder, n Node) {
 	putFattr(e, &a)
 }
 
-func onNull(s *Server, c *call, d *decoder, e *encoder) uint32 { return nfsOK }
+func onNull(s *view, c *call, d *decoder, e *encoder) uint32 { return nfsOK }
 
 // failWithAttr is the common failure shape: status then post_op_attr.
-func (s *Server) failWithAttr(e *encoder, st uint32, n *Node) uint32 {
+func (s *view) failWithAttr(e *encoder, st uint32, n *Node) uint32 {
 	e.uint32(st)
 	if n != nil {
 		s.putPostOpAttr(e, *n)

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gonfs "github.com/willscott/go-nfs"
@@ -43,11 +44,13 @@ type Options struct {
 	Log    *slog.Logger
 }
 
-// Server serves one FS over NFSv3.
+// Server serves an FS over NFSv3. The FS can be replaced while serving
+// (SetFS): each request runs on the FS it started with, so no reply ever
+// mixes two trees.
 type Server struct {
-	fs   FS
-	opts Options
-	log  *slog.Logger
+	current atomic.Pointer[fsBox]
+	opts    Options
+	log     *slog.Logger
 
 	backend   *gonfs.Server
 	pipes     *pipeListener
@@ -70,8 +73,28 @@ func NewServer(fs FS, opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{fs: fs, opts: opts, log: log, conns: map[net.Conn]struct{}{}}
+	s := &Server{opts: opts, log: log, conns: map[net.Conn]struct{}{}}
+	s.SetFS(fs)
+	return s
 }
+
+type fsBox struct{ fs FS }
+
+// SetFS switches to a new FS atomically: requests already running finish on
+// the old one, new requests see the new one.
+func (s *Server) SetFS(fs FS) { s.current.Store(&fsBox{fs}) }
+
+// FS returns the FS new requests run on.
+func (s *Server) FS() FS { return s.current.Load().fs }
+
+// view is one request's server: the shared configuration and the FS the
+// request started on.
+type view struct {
+	*Server
+	fs FS
+}
+
+func (s *Server) view() *view { return &view{Server: s, fs: s.FS()} }
 
 // Serve accepts connections on l until l is closed or Close is called.
 func (s *Server) Serve(l net.Listener) error {
@@ -341,7 +364,7 @@ func (c *conn) run(p procFunc, call *call, d *decoder, e *encoder) (status uint3
 			status = statusSystemErr
 		}
 	}()
-	return p(c.s, call, d, e)
+	return p(c.s.view(), call, d, e)
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}

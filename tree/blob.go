@@ -298,9 +298,6 @@ func (b *blobStream) readAt(s *Store, buf []byte, off int64) (n int, err error) 
 	b.record(buf[n : n+k])
 	s.stats.BlobBytesInflated.Add(int64(k))
 	n += k
-	if err != nil {
-		return n, b.short(err)
-	}
 	return n, nil
 }
 

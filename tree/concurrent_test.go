@@ -27,10 +27,10 @@ func TestConcurrentReaders(t *testing.T) {
 		data []byte
 	}
 	var files []file
-	for _, line := range strings.Split(r.run("ls-tree", "-r", "HEAD"), "\n") {
-		fl := strings.Fields(line)
-		if len(fl) >= 4 && fl[1] == "blob" {
-			path := line[strings.IndexByte(line, '\t')+1:]
+	for _, rec := range strings.Split(string(r.raw("ls-tree", "-r", "-z", "HEAD")), "\x00") {
+		meta, path, _ := strings.Cut(rec, "\t")
+		fl := strings.Fields(meta)
+		if len(fl) == 3 && fl[1] == "blob" {
 			h := plumbing.NewHash(fl[2])
 			files = append(files, file{path, h, r.raw("cat-file", "blob", h.String())})
 		}
@@ -56,7 +56,7 @@ func TestConcurrentReaders(t *testing.T) {
 					defer wg.Done()
 					rnd := rand.New(rand.NewSource(seed))
 					fail := func(format string, args ...any) { errs <- fmt.Errorf(format, args...) }
-					for i := 0; i < 150; i++ {
+					for i := 0; i < 100; i++ {
 						fl := files[rnd.Intn(len(files))]
 						switch rnd.Intn(6) {
 						case 0:

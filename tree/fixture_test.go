@@ -248,6 +248,11 @@ func buildRich(t testing.TB, dir string) {
 	if _, err := runGit(dir, []string{date}, "merge", "-q", "--no-ff", "-m", "merge side", "side"); err != nil {
 		t.Fatal(err)
 	}
+	// A file in the git dir that holds an id but is not a ref (git >= 2.45
+	// only reads HEAD-like names there).
+	if err := os.WriteFile(filepath.Join(dir, ".git/stray"), []byte(c1+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // bigFixture is a repository with blobs above a lowered whole-blob
@@ -261,7 +266,7 @@ type bigFixture struct {
 	bigBlobBytes int
 }
 
-const bigSize = 6 << 20
+const bigSize = 4 << 20
 
 func bigRepo(t *testing.T) *bigFixture {
 	t.Helper()

@@ -161,12 +161,9 @@ func (s *Store) resolveBase(base string) (plumbing.Hash, error) {
 func (s *Store) resolveRef(name string) (plumbing.Hash, error) {
 	var h plumbing.Hash
 	err := s.locked("ref "+name, func() error {
+		// go-git reads a name directly in the git dir only if it is
+		// HEAD-like (HEAD, ORIG_HEAD, ...): "config" is not a ref.
 		for _, rule := range plumbing.RefRevParseRules {
-			// Like git, only HEAD-like names are looked up directly in
-			// the git dir; "config" is not a ref.
-			if rule == "%s" && !strings.HasPrefix(name, "refs/") && !isPseudoRef(name) {
-				continue
-			}
 			ref, err := storer.ResolveReference(s.refs, plumbing.ReferenceName(fmt.Sprintf(rule, name)))
 			if err == nil && ref.Type() == plumbing.HashReference && !ref.Hash().IsZero() {
 				h = ref.Hash()
@@ -325,16 +322,6 @@ func isHex(s string) bool {
 		}
 	}
 	return s != ""
-}
-
-// isPseudoRef matches HEAD, FETCH_HEAD, ORIG_HEAD and the like.
-func isPseudoRef(name string) bool {
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; !('A' <= c && c <= 'Z' || c == '_') {
-			return false
-		}
-	}
-	return name != ""
 }
 
 // validRefName applies git check-ref-format's rules loosely, so that no

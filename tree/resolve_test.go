@@ -40,6 +40,7 @@ func TestResolveRevForms(t *testing.T) {
 		{rev: "heads/main", commit: head},
 		{rev: "refs/heads/main", commit: head},
 		{rev: "side", commit: commit("side")},
+		{rev: "ORIG_HEAD", commit: commit("ORIG_HEAD")}, // written by the merge
 		{rev: "origin/main", commit: commit("origin/main")},
 		{rev: "remotes/origin/main", commit: commit("origin/main")},
 		{rev: "v1.0", commit: commit("v1.0")},
@@ -112,7 +113,8 @@ func TestResolveErrors(t *testing.T) {
 		{"nope", ErrNotFound, `resolve "nope" in ` + dir + `: unknown revision (tried ref, tag, remote branch, hash)`},
 		{"0000000000000000000000000000000000000000", ErrNotFound, "unknown revision"},
 		{"deadbeef", ErrNotFound, "unknown revision"},
-		{"config", ErrNotFound, "unknown revision"},            // a file in the git dir, not a ref
+		{"config", ErrNotFound, "unknown revision"},                 // a file in the git dir, not a ref
+		{"stray", ErrNotFound, "unknown revision"},                  // holds an id, still not a ref
 		{"../../../../etc/passwd", ErrNotFound, "unknown revision"}, // never a path
 		{"HEAD~100", ErrNotFound, "has no parent"},
 		{"HEAD^3", ErrNotFound, "has no parent 3"},
