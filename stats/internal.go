@@ -28,4 +28,6 @@ type Internal struct {
 	AttrsComputed     atomic.Int64 `help:"fattr3 records built"`
 	HandlesResolved   atomic.Int64 `help:"file handles resolved to tree nodes"`
 	HandleIndexBuilds atomic.Int64 `help:"full-tree walks to resolve a handle not in memory"`
+	RevisionSwitches  atomic.Int64 `help:"--follow: switches to a new revision of the followed ref"`
+	RevisionSwitchNs  atomic.Int64 `help:"--follow: total nanoseconds spent preparing those switches"`
 }

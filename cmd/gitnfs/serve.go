@@ -13,10 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gitnfs/gitnfs/internal/billyfs"
+	"github.com/gitnfs/gitnfs/internal/follow"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/stats"
@@ -31,6 +33,8 @@ type serveFlags struct {
 	maxInFlight       int
 	statsJSON         string
 	metricsAddr       string
+	follow            bool
+	poll              time.Duration
 }
 
 func newServe() *cobra.Command {
@@ -45,6 +49,11 @@ are never served and nothing is ever written.
 
 Revisions: a branch, a remote branch (origin/main), a tag (annotated tags are
 peeled), a full or short hash, HEAD, HEAD~3, v1.0^{tree}, or a raw tree id.
+
+With --follow the export tracks a moving ref: each new commit is switched to
+atomically; a path whose content and mode did not change keeps its mtime, a
+changed one gets the new commit's time, so make and ninja rebuild exactly
+what changed.
 
 Files are 0644, executables 0755, directories 0755, symlinks as symlinks,
 submodules as empty directories, all owned by --uid/--gid and dated with the
@@ -64,6 +73,8 @@ commit's committer time.`,
 	fl.StringVar(&f.cacheSize, "cache-size", "256MiB", "bound on inflated blob bytes kept in memory")
 	fl.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fl.IntVar(&f.maxInFlight, "max-inflight", 64, "concurrent requests per connection")
+	fl.BoolVar(&f.follow, "follow", false, "follow --rev as it moves: switch to each new commit atomically (handles of surviving paths stay valid)")
+	fl.DurationVar(&f.poll, "poll", time.Second, "with --follow: how often to check the ref")
 	fl.StringVar(&f.statsJSON, "stats-json", "", "on exit, write the op census as JSON to this file")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and the census (/census, /census.json, POST /reset) on this address")
 	return cmd
@@ -114,6 +125,10 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if f.follow {
+		go follow.Run(ctx, store, fsys, func(next *gitfs.FS) { srv.SetFS(next) },
+			follow.Options{Rev: f.rev, Poll: f.poll, Log: log, Stats: &census.Internal})
+	}
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
 	defer signal.Stop(usr1)

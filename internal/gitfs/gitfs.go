@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -30,6 +31,11 @@ type FS struct {
 	longPaths sync.Map
 	indexMu   sync.Mutex
 	indexed   bool
+
+	// mtimes and baseTime date paths after the revision moved (follow.go);
+	// nil for a server that never switched.
+	mtimes   map[string]time.Time
+	baseTime time.Time
 }
 
 // Options are the export's owner.
@@ -226,6 +232,9 @@ func (f *FS) Attr(n nfs.Node) (fattr.Attr, error) {
 	a, err := f.attrs.Of(n.ID, entryOf(n), f.sizer)
 	if err == nil {
 		f.store.Stats().AttrsComputed.Add(1)
+		if f.mtimes != nil {
+			a.Time = f.mtime(n.Path)
+		}
 	}
 	return a, err
 }

@@ -48,11 +48,12 @@ func GitErr(dir string, stdin []byte, args ...string) (string, error) {
 func gitEnvOut(dir string, env []string, stdin []byte, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), env...),
+	// Later entries win: env overrides these defaults.
+	cmd.Env = append(append(os.Environ(),
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
 		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
 		"GIT_AUTHOR_DATE=2024-01-02T03:04:05Z", "GIT_COMMITTER_DATE=2024-01-02T03:04:05Z",
-		"GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+		"GIT_CONFIG_NOSYSTEM=1", "HOME="+dir), env...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -80,6 +81,11 @@ func Init(t testing.TB, bare bool) string {
 // Commit writes files as a tree (through the index, without touching any
 // work tree), commits it on HEAD with message msg, and returns the commit id.
 func Commit(t testing.TB, repo string, files map[string]File, msg string) string {
+	return CommitAt(t, repo, files, msg, "2024-01-02T03:04:05Z")
+}
+
+// CommitAt is Commit with the given committer date (RFC 3339).
+func CommitAt(t testing.TB, repo string, files map[string]File, msg, date string) string {
 	t.Helper()
 	paths := make([]string, 0, len(files))
 	for p := range files {
@@ -125,7 +131,11 @@ func Commit(t testing.TB, repo string, files map[string]File, msg string) string
 	if head, err := GitErr(repo, nil, "rev-parse", "-q", "--verify", "HEAD"); err == nil {
 		args = append(args, "-p", strings.TrimSpace(head))
 	}
-	commit := strings.TrimSpace(Git(t, repo, args...))
+	out, err := gitEnvOut(repo, []string{"GIT_COMMITTER_DATE=" + date, "GIT_AUTHOR_DATE=" + date}, nil, args...)
+	if err != nil {
+		t.Fatalf("commit-tree: %v", err)
+	}
+	commit := strings.TrimSpace(out)
 	Git(t, repo, "update-ref", "HEAD", commit)
 	return commit
 }
