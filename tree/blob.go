@@ -60,7 +60,7 @@ func (s *Store) ReadBlobAt(blob plumbing.Hash, p []byte, off int64) (int, error)
 	} else {
 		n, err = s.streams.readAt(s, blob, size, p[:want], off)
 		if err != nil {
-			return n, fmt.Errorf("read blob %s at %d: %w", blob, off, err)
+			return n, err
 		}
 	}
 	if off+int64(n) == size {
@@ -162,6 +162,7 @@ func (p *streamPool) readAt(s *Store, h plumbing.Hash, size int64, buf []byte, o
 		if err != nil {
 			b.dead.Store(true)
 			b.rc.Close()
+			err = fmt.Errorf("blob %s at %d: %w", h, off, err)
 		}
 		b.mu.Unlock()
 		p.release(b)
@@ -201,7 +202,7 @@ func (p *streamPool) open(s *Store, h plumbing.Hash, size int64) (*blobStream, e
 	}
 	if n != size {
 		rc.Close()
-		return nil, fmt.Errorf("header says %d bytes, object says %d", size, n)
+		return nil, fmt.Errorf("blob %s: header says %d bytes, object says %d", h, size, n)
 	}
 	s.stats.BlobStreamsOpened.Add(1)
 	b := &blobStream{hash: h, size: size, rc: rc, ring: make([]byte, min(p.history, size)), users: 1}
@@ -298,6 +299,9 @@ func (b *blobStream) readAt(s *Store, buf []byte, off int64) (n int, err error) 
 	b.record(buf[n : n+k])
 	s.stats.BlobBytesInflated.Add(int64(k))
 	n += k
+	if err != nil {
+		return n, b.short(err)
+	}
 	return n, nil
 }
 

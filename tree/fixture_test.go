@@ -175,7 +175,7 @@ func buildOnce(build func(t testing.TB)) (err error) {
 //	c5, M = merge of c5 and s1 (HEAD, main)            loose objects
 //
 // Refs are packed after c4, so main and side are loose, tags packed.
-func rich(t *testing.T) string {
+func rich(t testing.TB) string {
 	t.Helper()
 	richOnce.Do(func() {
 		richRepo = filepath.Join(fixtureRoot, "rich")
@@ -258,17 +258,16 @@ func buildRich(t testing.TB, dir string) {
 // bigFixture is a repository with blobs above a lowered whole-blob
 // threshold, stored three ways.
 type bigFixture struct {
-	dir          string
-	packedFull   plumbing.Hash // packed, not a delta
-	packedDelta  plumbing.Hash // packed as a delta of packedFull
-	loose        plumbing.Hash
-	content      map[plumbing.Hash][]byte
-	bigBlobBytes int
+	dir         string
+	packedFull  plumbing.Hash // packed, not a delta
+	packedDelta plumbing.Hash // packed as a delta of packedFull
+	loose       plumbing.Hash
+	content     map[plumbing.Hash][]byte
 }
 
 const bigSize = 4 << 20
 
-func bigRepo(t *testing.T) *bigFixture {
+func bigRepo(t testing.TB) *bigFixture {
 	t.Helper()
 	bigOnce.Do(func() {
 		bigErr = buildOnce(func(tb testing.TB) { bigFix = buildBig(tb, filepath.Join(fixtureRoot, "big")) })
@@ -306,7 +305,7 @@ func buildBig(t testing.TB, dir string) *bigFixture {
 	write(v3)
 	loose := r.run("hash-object", "-w", "big.bin")
 
-	f := &bigFixture{dir: dir, loose: plumbing.NewHash(loose), content: map[plumbing.Hash][]byte{}, bigBlobBytes: bigSize}
+	f := &bigFixture{dir: dir, loose: plumbing.NewHash(loose), content: map[plumbing.Hash][]byte{}}
 	h1, h2 := r.rev("HEAD~1:big.bin"), r.rev("HEAD:big.bin")
 	f.content[h1], f.content[h2], f.content[f.loose] = v1, v2, v3
 	deltas := deltaObjects(t, dir)

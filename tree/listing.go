@@ -33,7 +33,9 @@ func (l *Listing) Lookup(name string) (Entry, bool) {
 // storing it.
 var emptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 
-// Listing returns the decoded tree, cached by hash.
+// Listing returns the decoded tree, cached by hash. A Gitlink's hash is a
+// commit (usually not even in this repository): serve it as an empty
+// directory without asking for its listing.
 func (s *Store) Listing(tree plumbing.Hash) (*Listing, error) {
 	if l, ok := s.trees.get(tree); ok {
 		s.stats.TreeCacheHits.Add(1)

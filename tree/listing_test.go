@@ -214,8 +214,8 @@ func TestWalk(t *testing.T) {
 		"nope": false, "a/nope": false, "sub/x": false, "README/x": true, "deep/1/2/3/leaf/x": true,
 	} {
 		_, err := s.Walk(root, path)
-		if !errors.Is(err, ErrNotFound) || errors.Is(err, ErrNotDir) != notDir {
-			t.Errorf("Walk(%q) = %v; want ErrNotFound, ErrNotDir=%v", path, err, notDir)
+		if errors.Is(err, ErrNotFound) == notDir || errors.Is(err, ErrNotDir) != notDir {
+			t.Errorf("Walk(%q) = %v; want ErrNotDir=%v, else ErrNotFound", path, err, notDir)
 		}
 	}
 }

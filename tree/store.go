@@ -16,15 +16,10 @@ import (
 // ErrNotFound is returned (wrapped) when a path, object or revision does not exist.
 var ErrNotFound = errors.New("not found")
 
-// ErrNotDir is returned (wrapped) by Walk when a path component that is not
-// a directory is walked through. errors.Is(err, ErrNotFound) holds for it
-// too, so callers that only know ErrNotFound still treat it as a miss.
-var ErrNotDir error = notDirError{}
-
-type notDirError struct{}
-
-func (notDirError) Error() string        { return "not a directory" }
-func (notDirError) Is(target error) bool { return target == ErrNotFound }
+// ErrNotDir is returned (wrapped) by Walk when a path goes through an
+// entry that is not a directory (NFS3ERR_NOTDIR, not NOENT). It is
+// distinct from ErrNotFound.
+var ErrNotDir = errors.New("not a directory")
 
 // ErrBadRevision is returned (wrapped) by Resolve for a revision it cannot
 // parse or does not support (rev:path, @{...}, ^{/regex}).

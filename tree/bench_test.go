@@ -1,0 +1,144 @@
+package tree
+
+import (
+	"io"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/go-git/go-billy/v5/osfs"
+)
+
+// The benchmarks pair each cached path with what a caller would do
+// against go-git directly, so claims are side-by-side ratios.
+
+func benchStorage(b *testing.B, dir string) *filesystem.Storage {
+	st := filesystem.NewStorageWithOptions(osfs.New(dir+"/.git"), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
+	b.Cleanup(func() { st.Close() })
+	return st
+}
+
+func BenchmarkListing(b *testing.B) {
+	dir := rich(b)
+	r := &g{t: b, dir: dir}
+	root := r.rev("HEAD^{tree}")
+	b.Run("cached", func(b *testing.B) {
+		s := openStore(b, dir, Options{})
+		for b.Loop() {
+			l, err := s.Listing(root)
+			if err != nil || len(l.Entries) == 0 {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("go-git-decode", func(b *testing.B) {
+		st := benchStorage(b, dir)
+		for b.Loop() {
+			t, err := object.GetTree(st, root)
+			if err != nil || len(t.Entries) == 0 {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkBlobSize(b *testing.B) {
+	dir := rich(b)
+	r := &g{t: b, dir: dir}
+	blob := r.rev("HEAD~2:data/big.txt") // a packed delta
+	b.Run("cached", func(b *testing.B) {
+		s := openStore(b, dir, Options{})
+		for b.Loop() {
+			if _, err := s.BlobSize(blob); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("go-git-header", func(b *testing.B) {
+		st := benchStorage(b, dir)
+		for b.Loop() {
+			if _, err := st.EncodedObjectSize(blob); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkReadBlobAt reads 4 KiB from the middle of a ~330 KiB blob.
+func BenchmarkReadBlobAt(b *testing.B) {
+	dir := rich(b)
+	r := &g{t: b, dir: dir}
+	blob := r.rev("HEAD~2:data/big.txt")
+	p := make([]byte, 4096)
+	const off = 200 << 10
+	b.Run("cached", func(b *testing.B) {
+		s := openStore(b, dir, Options{})
+		for b.Loop() {
+			if _, err := s.ReadBlobAt(blob, p, off); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("go-git-inflate", func(b *testing.B) {
+		st := benchStorage(b, dir)
+		for b.Loop() {
+			readAtGoGit(b, st, blob, p, off)
+		}
+	})
+}
+
+// BenchmarkBigSequential reads a 4 MiB blob (above the lowered whole-blob
+// threshold) front to back in 128 KiB chunks: the pooled stream against
+// reopening a go-git stream per chunk.
+func BenchmarkBigSequential(b *testing.B) {
+	f := bigRepo(b)
+	blob := f.packedFull
+	p := make([]byte, 128<<10)
+	b.Run("stream-pool", func(b *testing.B) {
+		b.SetBytes(int64(len(f.content[blob])))
+		for b.Loop() {
+			s, err := Open(f.dir, Options{wholeBlobMax: 1 << 20})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for off := int64(0); off < int64(len(f.content[blob])); off += int64(len(p)) {
+				if _, err := s.ReadBlobAt(blob, p, off); err != nil && err != io.EOF {
+					b.Fatal(err)
+				}
+			}
+			s.Close()
+		}
+	})
+	b.Run("go-git-reopen", func(b *testing.B) {
+		b.SetBytes(int64(len(f.content[blob])))
+		st := filesystem.NewStorageWithOptions(osfs.New(f.dir+"/.git"), cache.NewObjectLRUDefault(),
+			filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: goGitLargeObject})
+		defer st.Close()
+		for b.Loop() {
+			for off := int64(0); off < int64(len(f.content[blob])); off += int64(len(p)) {
+				readAtGoGit(b, st, blob, p, off)
+			}
+		}
+	})
+}
+
+func readAtGoGit(b *testing.B, st *filesystem.Storage, h plumbing.Hash, p []byte, off int64) {
+	o, err := st.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rc, err := o.Reader()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rc.Close()
+	if _, err := io.CopyN(io.Discard, rc, off); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.ReadFull(rc, p); err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		b.Fatal(err)
+	}
+}
