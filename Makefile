@@ -6,7 +6,7 @@ REV       ?= HEAD
 LISTEN    ?= 127.0.0.1:0
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: build run test race lint tools e2e bench clean
+.PHONY: build run test race lint tools e2e bench gobench clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/gitnfs
@@ -31,7 +31,11 @@ lint: tools
 e2e: build
 	bash e2e/run.sh
 
+# Writes BENCHMARKS.md (rows 2-5 on this machine; row 1 is make e2e's census).
 bench:
+	$(GO) run ./bench -out BENCHMARKS.md $(BENCH_FLAGS)
+
+gobench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 clean:
