@@ -1,0 +1,3 @@
+module gitnfs-e2e/census-init
+
+go 1.22
