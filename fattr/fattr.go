@@ -37,7 +37,10 @@ type Attr struct {
 	Used   uint64
 	Fsid   uint64
 	Fileid uint64
-	Time   time.Time
+	Time   time.Time // mtime (and atime and ctime when those are zero)
+	// Atime and Ctime are set only by a writable FS, whose files have
+	// three times; zero means Time.
+	Atime, Ctime time.Time
 }
 
 // Sizer answers the two questions attributes need from the object store.

@@ -15,6 +15,12 @@ type Node struct {
 	Type fattr.Type // what the client sees
 	Tag  uint8      // FS-private
 	Key  [20]byte   // FS-private
+	// Handle is what the node's file handle names, for a WritableFS whose
+	// files move: "" means Path; HandleByID means the fileid alone (a file
+	// the FS made: its fileid is allocated and survives renames); anything
+	// else is the path the file had in the base tree (a renamed tracked file
+	// keeps the handle it was first given). See handle.go.
+	Handle string
 }
 
 // Dir is one directory's entries in a stable order: a cookie is a position,

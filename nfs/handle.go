@@ -18,37 +18,63 @@ import (
 // 47 for it: most paths of real trees), so resolving it is a walk of cached
 // listings. A longer path leaves only its fileid, which the FS resolves from
 // an index.
+//
+// A writable export (WritableFS) adds a third format, for files the FS made
+// itself: [0x49][fsid][fileid], where the fileid is allocated by the FS and
+// kept in its own persistent table, so the handle names the file, not a
+// path, and survives renames and restarts. A tracked file (one from the base
+// tree) that is renamed keeps the handle it was given before (Node.Handle
+// holds its original path); such a path handle is resolved through
+// WritableFS.ResolveOrigin, which follows the file wherever it moved. The
+// same goes for everything under a renamed tracked directory: a handle of
+// "dir/x" keeps resolving after `mv dir other`, to "other/x", because the
+// file is the same file (same fileid) and the issue asks that files keep
+// their handle across rename; it becomes ESTALE only once the file itself is
+// gone (deleted, or its name taken by another file).
 const (
 	handleWithPath byte = 0x47 // 'G': format 1, path inline
 	handleIDOnly   byte = 0x48 // format 1, fileid only
+	handleByID     byte = 0x49 // a WritableFS's own file: fileid only, resolved by ResolveID
 	handleHeader        = 1 + 8 + 8
 	maxHandle           = 64
 )
+
+// HandleByID is the Node.Handle of a node whose handle carries its fileid
+// alone (format 0x49). It cannot be a path: paths hold no NUL.
+const HandleByID = "\x00id"
+
+// handleForm picks the format and the path (if any) of n's handle.
+func handleForm(n Node) (byte, string) {
+	p := n.Path
+	switch n.Handle {
+	case "":
+	case HandleByID:
+		return handleByID, ""
+	default:
+		p = n.Handle
+	}
+	if len(p) <= maxHandle-handleHeader {
+		return handleWithPath, p
+	}
+	return handleIDOnly, ""
+}
 
 var (
 	errBadHandle = errors.New("bad file handle")
 )
 
 func appendHandle(b []byte, fsid uint64, n Node) []byte {
-	if len(n.Path) <= maxHandle-handleHeader {
-		b = append(b, handleWithPath)
-	} else {
-		b = append(b, handleIDOnly)
-	}
+	format, p := handleForm(n)
+	b = append(b, format)
 	b = binary.BigEndian.AppendUint64(b, fsid)
 	b = binary.BigEndian.AppendUint64(b, n.ID)
-	if len(n.Path) <= maxHandle-handleHeader {
-		b = append(b, n.Path...)
-	}
-	return b
+	return append(b, p...)
 }
 
 // handleLen is the encoded length of n's handle.
 func handleLen(n Node) int {
-	if len(n.Path) <= maxHandle-handleHeader {
-		return handleHeader + len(n.Path)
-	}
-	return handleHeader
+	_, p := handleForm(n)
+	return handleHeader + len(p)
 }
 
 // resolveHandle maps a handle to a node. A malformed handle is
@@ -70,31 +96,44 @@ func resolveHandle(fs FS, h []byte) (Node, error) {
 		if fsid != fs.Fsid() {
 			return Node{}, ErrStale
 		}
-		n, err := fs.Resolve(path)
-		if err != nil {
-			if errors.Is(err, ErrNoEnt) || errors.Is(err, ErrNotDir) {
-				return Node{}, ErrStale
-			}
-			return Node{}, err
+		var n Node
+		var err error
+		if w, ok := fs.(WritableFS); ok {
+			n, err = w.ResolveOrigin(path)
+		} else {
+			n, err = fs.Resolve(path)
 		}
-		return n, nil
-	case handleIDOnly:
+		return checkResolved(n, err, id)
+	case handleIDOnly, handleByID:
 		if len(h) != handleHeader {
 			return Node{}, errBadHandle
 		}
 		if fsid != fs.Fsid() {
 			return Node{}, ErrStale
 		}
-		n, err := fs.ResolveID(id)
-		if err != nil {
-			if errors.Is(err, ErrNoEnt) || errors.Is(err, ErrNotDir) {
-				return Node{}, ErrStale
-			}
-			return Node{}, err
+		if _, ok := fs.(WritableFS); !ok && format == handleByID {
+			// A file made by a writable overlay, served now without it.
+			return Node{}, ErrStale
 		}
-		return n, nil
+		n, err := fs.ResolveID(id)
+		return checkResolved(n, err, id)
 	}
 	return Node{}, errBadHandle
+}
+
+// checkResolved maps a miss to ErrStale, and so is a node whose fileid is
+// not the handle's (the name now belongs to another file).
+func checkResolved(n Node, err error, id uint64) (Node, error) {
+	if err != nil {
+		if errors.Is(err, ErrNoEnt) || errors.Is(err, ErrNotDir) {
+			return Node{}, ErrStale
+		}
+		return Node{}, err
+	}
+	if n.ID != id {
+		return Node{}, ErrStale
+	}
+	return n, nil
 }
 
 // cleanPath rejects paths no FS would have produced: empty components,

@@ -87,6 +87,7 @@ func onReaddir(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if d.err != nil {
 		return statusGarbageArgs
 	}
+	count = min(count, maxDirReply) // like READDIRPLUS's maxcount: a reply is at most dtpref
 	l, st := s.openListing(c, e, h, cookie, verf)
 	if st != nfsOK {
 		return st

@@ -22,7 +22,15 @@ var wccWords = map[uint32]int{
 // first handle, so a bad handle still says so). go-nfs gets LINK wrong (it
 // decodes LINK3args as a SYMLINK's and answers INVAL) and COMMIT
 // (SERVERFAULT), so the read-only answer is ours for all of them.
+//
+// On a writable export (the request's FS implements WritableFS) the real
+// procedure runs instead (writable.go).
 func onReadOnly(s *view, c *call, d *decoder, e *encoder) uint32 {
+	if _, ok := s.fs.(WritableFS); ok {
+		if p := writeProcs[c.proc]; p != nil {
+			return p(s, c, d, e)
+		}
+	}
 	h := handleArg(d)
 	if d.err != nil {
 		return statusGarbageArgs

@@ -18,7 +18,7 @@ var procs = [...]procFunc{
 	1:  onGetattr,
 	2:  onReadOnly,
 	3:  onLookup,
-	4:  onAccess,
+	4:  onAccessW,
 	5:  onReadlink,
 	6:  onRead,
 	7:  onReadOnly,
@@ -32,9 +32,9 @@ var procs = [...]procFunc{
 	15: onReadOnly,
 	16: onReaddir,
 	17: onReaddirplus,
-	18: onFsstat,
-	19: onFsinfo,
-	20: onPathconf,
+	18: onFsstatW,
+	19: onFsinfoW,
+	20: onPathconfW,
 	21: onReadOnly,
 }
 
@@ -62,6 +62,8 @@ const maxName = 255
 func (s *view) status(err error, c *call, path string) uint32 {
 	var st uint32
 	switch {
+	case errors.Is(err, ErrReadOnly):
+		st = nfsErrROFS
 	case errors.Is(err, errBadHandle):
 		st = nfsErrBadHndl
 	case errors.Is(err, ErrStale):
@@ -109,11 +111,9 @@ func putFattr(e *encoder, a *fattr.Attr) {
 	e.uint64(0) // rdev
 	e.uint64(a.Fsid)
 	e.uint64(a.Fileid)
-	sec, nsec := uint32(a.Time.Unix()), uint32(a.Time.Nanosecond())
-	for i := 0; i < 3; i++ { // atime, mtime, ctime
-		e.uint32(sec)
-		e.uint32(nsec)
-	}
+	putTime(e, atimeOf(a))
+	putTime(e, a.Time) // mtime
+	putTime(e, ctimeOf(a))
 }
 
 // putPostOpAttr writes post_op_attr for n, or attributes_follow=false if

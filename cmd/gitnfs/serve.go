@@ -35,6 +35,8 @@ type serveFlags struct {
 	metricsAddr       string
 	follow            bool
 	poll              time.Duration
+	overlay           string
+	force             bool
 }
 
 func newServe() *cobra.Command {
@@ -43,7 +45,9 @@ func newServe() *cobra.Command {
 		Use:   "serve",
 		Short: "Serve a revision over NFSv3 until interrupted",
 		Long: `serve opens a repository (bare, or a work tree with a .git directory or .git
-file), resolves a revision, and serves its tree over NFSv3, read-only. NFS and
+file), resolves a revision, and serves its tree over NFSv3: read-only, or
+writable with --overlay DIR, where every write lands (the object store is
+never written). NFS and
 MOUNT share one TCP port. Only the object store is read: the work tree's files
 are never served and nothing is ever written.
 
@@ -75,6 +79,8 @@ commit's committer time.`,
 	fl.IntVar(&f.maxInFlight, "max-inflight", 64, "concurrent requests per connection")
 	fl.BoolVar(&f.follow, "follow", false, "follow --rev as it moves: switch to each new commit atomically (handles of surviving paths stay valid)")
 	fl.DurationVar(&f.poll, "poll", time.Second, "with --follow: how often to check the ref")
+	fl.StringVar(&f.overlay, "overlay", "", "make the export writable: writes land in this directory (created if missing), never in the object store")
+	fl.BoolVar(&f.force, "force", false, "with --overlay: open a directory made against another revision, layering it over this one")
 	fl.StringVar(&f.statsJSON, "stats-json", "", "on exit, write the op census as JSON to this file")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and the census (/census, /census.json, POST /reset) on this address")
 	return cmd
@@ -100,8 +106,20 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	fsys := gitfs.New(store, snap, gitfs.Options{UID: uint32(f.uid), GID: uint32(f.gid)})
-	srv := nfs.NewServer(fsys, nfs.Options{
-		Fallback:    billyfs.NewHandler(fsys),
+	if f.overlay != "" && f.follow {
+		return fmt.Errorf("--overlay and --follow cannot be combined: an overlay records changes against one revision")
+	}
+	var served nfs.FS = fsys
+	if f.overlay != "" {
+		ov, err := openServeOverlay(f.overlay, f.force, fsys, store, snap, f.rev, uint32(f.uid), uint32(f.gid), log)
+		if err != nil {
+			return err
+		}
+		defer ov.Close()
+		served = ov
+	}
+	srv := nfs.NewServer(served, nfs.Options{
+		Fallback:    billyfs.NewHandler(served),
 		MaxInFlight: f.maxInFlight,
 		Census:      census,
 		Log:         log,

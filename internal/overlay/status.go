@@ -1,0 +1,255 @@
+package overlay
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"sort"
+
+	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/nfs"
+)
+
+// Origin says where a node of the merged view comes from: what gitnfs
+// status and gitnfs commit need to tell changed from unchanged without
+// reading what did not change.
+type Origin struct {
+	// Tracked: the entry comes from the base (and keeps its fileid).
+	Tracked bool
+	// Path is its path in the base, when Tracked.
+	Path string
+	// Recorded: the overlay holds state for it (it, or something under it,
+	// was made, moved, changed or linked). An entry that is not recorded is
+	// the base's, whole subtree included, possibly under a moved ancestor.
+	Recorded bool
+	// Pristine: its content is the base's unchanged — for a directory its
+	// whole tree (names and all), for a file or symlink its bytes. Base is
+	// then that content's base node (for a tracked file, always its
+	// original base node).
+	Pristine bool
+	Base     nfs.Node
+	// Mode is the current permission bits.
+	Mode uint32
+}
+
+// Origin describes n.
+func (f *FS) Origin(n nfs.Node) (Origin, error) {
+	f.mu.RLock()
+	ino := f.t.inodes[n.ID]
+	if ino == nil {
+		f.mu.RUnlock()
+		if n.Handle == nfs.HandleByID {
+			return Origin{}, stale(n.Path)
+		}
+		b := baseOf(n)
+		a, err := f.base.Attr(b)
+		if err != nil {
+			return Origin{}, err
+		}
+		return Origin{Tracked: true, Path: b.Path, Pristine: true, Base: b, Mode: a.Mode}, nil
+	}
+	defer f.mu.RUnlock()
+	o := Origin{Tracked: ino.tracked, Recorded: true, Mode: ino.mode}
+	if ino.tracked {
+		o.Path, o.Base = ino.born, baseNodeOf(ino)
+		o.Pristine = ino.base && (ino.typ != fattr.Dir || (len(ino.add) == 0 && len(ino.del) == 0))
+	}
+	return o, nil
+}
+
+// Change is one line of gitnfs status.
+type Change struct {
+	// Kind: 'A' added, 'M' modified, 'D' deleted, 'R' renamed (Modified
+	// too when its content or mode also changed).
+	Kind     byte
+	Modified bool
+	Path     string // where it is now (for D, where it was)
+	From     string // R: its path in the base
+}
+
+// Status lists what differs from the base, file by file as git status
+// does (directories are not listed; an empty directory is not a change
+// git could record). A file's identity decides renames: a tracked file
+// moved elsewhere is R (with M if its bytes or x bit changed too), not a
+// deletion and an addition. A file made here over a base path holding the
+// same bytes and mode is no change (an editor that saves by rename).
+func (f *FS) Status() ([]Change, error) {
+	s := &statusWalk{f: f, seen: map[string]bool{}, leafAt: map[string]bool{}}
+	if err := s.walk(f.Root(), 0); err != nil {
+		return nil, err
+	}
+	if err := s.deleted(); err != nil {
+		return nil, err
+	}
+	sort.Slice(s.out, func(i, j int) bool { return s.out[i].Path < s.out[j].Path })
+	return s.out, nil
+}
+
+type statusWalk struct {
+	f      *FS
+	seen   map[string]bool // base paths of tracked files present somewhere
+	leafAt map[string]bool // paths of the files walked
+	out    []Change
+}
+
+func (s *statusWalk) walk(n nfs.Node, depth int) error {
+	if depth > 1<<12 {
+		return errors.New("status: tree too deep")
+	}
+	o, err := s.f.Origin(n)
+	if err != nil {
+		return err
+	}
+	if !o.Recorded && o.Path == n.Path {
+		return nil // the base's, in place, all of it
+	}
+	if n.Type == fattr.Dir {
+		d, err := s.f.ReadDir(n)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < d.Len(); i++ {
+			if err := s.walk(d.Node(i), depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	s.leafAt[n.Path] = true
+	if o.Tracked {
+		s.seen[o.Path] = true
+		mod, err := s.differs(n, o.Base, o)
+		if err != nil {
+			return err
+		}
+		switch {
+		case o.Path != n.Path:
+			s.out = append(s.out, Change{Kind: 'R', Modified: mod, Path: n.Path, From: o.Path})
+		case mod:
+			s.out = append(s.out, Change{Kind: 'M', Path: n.Path})
+		}
+		return nil
+	}
+	bn, err := s.f.base.Resolve(n.Path)
+	if err != nil || bn.Type == fattr.Dir {
+		s.out = append(s.out, Change{Kind: 'A', Path: n.Path})
+		return nil
+	}
+	mod, err := s.differs(n, bn, o)
+	if err != nil {
+		return err
+	}
+	if mod {
+		s.out = append(s.out, Change{Kind: 'M', Path: n.Path})
+	}
+	return nil
+}
+
+// differs compares a file of the view with a base file: type, x bit (all
+// git keeps of a mode) and bytes.
+func (s *statusWalk) differs(n, bn nfs.Node, o Origin) (bool, error) {
+	if n.Type != bn.Type {
+		return true, nil
+	}
+	ba, err := s.f.base.Attr(bn)
+	if err != nil {
+		return false, err
+	}
+	if n.Type == fattr.Lnk {
+		t1, err := s.f.Readlink(n)
+		if err != nil {
+			return false, err
+		}
+		t2, err := s.f.base.Readlink(bn)
+		return t1 != t2, err
+	}
+	if (o.Mode&0o100 != 0) != (ba.Mode&0o100 != 0) {
+		return true, nil
+	}
+	if o.Pristine {
+		return false, nil
+	}
+	a, err := s.f.Attr(n)
+	if err != nil {
+		return false, err
+	}
+	if a.Size != ba.Size {
+		return true, nil
+	}
+	b1, b2 := make([]byte, 1<<20), make([]byte, 1<<20)
+	for off := int64(0); off < int64(a.Size); {
+		g1, e1 := s.f.ReadAt(n, b1, off)
+		g2, e2 := s.f.base.ReadAt(bn, b2, off)
+		if e1 != nil && e1 != io.EOF {
+			return false, e1
+		}
+		if e2 != nil && e2 != io.EOF {
+			return false, e2
+		}
+		if g1 != g2 || !bytes.Equal(b1[:g1], b2[:g2]) {
+			return true, nil
+		}
+		if g1 == 0 {
+			break
+		}
+		off += int64(g1)
+	}
+	return false, nil
+}
+
+// deleted lists the base files no longer anywhere: those hidden in a
+// recorded directory (whiteout, or shadowed by another entry) and not
+// seen elsewhere.
+func (s *statusWalk) deleted() error {
+	f := s.f
+	var hidden []nfs.Node
+	f.mu.RLock()
+	for _, d := range f.t.inodes {
+		if d.typ != fattr.Dir || !d.base || (len(d.add) == 0 && len(d.del) == 0) {
+			continue
+		}
+		bd, err := f.base.ReadDir(baseNodeOf(d))
+		if err != nil {
+			f.mu.RUnlock()
+			return err
+		}
+		for i := 0; i < bd.Len(); i++ {
+			name := bd.Name(i)
+			id, shadowed := d.add[name]
+			_, deleted := d.del[name]
+			if (shadowed && id == bd.ID(i)) || (!shadowed && !deleted) {
+				continue
+			}
+			hidden = append(hidden, bd.Node(i))
+		}
+	}
+	f.mu.RUnlock()
+	var visit func(bn nfs.Node, depth int) error
+	visit = func(bn nfs.Node, depth int) error {
+		if depth > 1<<12 {
+			return errors.New("status: tree too deep")
+		}
+		if bn.Type != fattr.Dir {
+			if !s.seen[bn.Path] && !s.leafAt[bn.Path] {
+				s.out = append(s.out, Change{Kind: 'D', Path: bn.Path})
+			}
+			return nil
+		}
+		bd, err := f.base.ReadDir(bn)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < bd.Len(); i++ {
+			if err := visit(bd.Node(i), depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, bn := range hidden {
+		if err := visit(bn, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,633 @@
+package overlay
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/nfs"
+)
+
+// txn is one change: its ops are applied to the table as they are made
+// (later steps see earlier ones) and written as one journal record, so a
+// crash replays all of a change or none of it. Checks come before the first
+// op that changes the view; the only ops a failed change leaves are those
+// that record untouched entries, which change nothing visible.
+type txn struct {
+	f       *FS
+	at      int64
+	payload []byte
+	n       int
+	err     error
+	dropped []uint64 // data files to delete once the record is durable
+}
+
+func (tx *txn) do(o op) {
+	if tx.err != nil {
+		return
+	}
+	if err := tx.f.t.apply(tx.at, o); err != nil {
+		tx.err = err
+		return
+	}
+	tx.payload = o.append(tx.payload)
+	tx.n++
+}
+
+func (tx *txn) put(n *inode) { tx.do(op{kind: opPut, id: n.id, ino: n}) }
+func (tx *txn) link(d *inode, name string, c *inode) {
+	tx.do(op{kind: opLink, dir: d.id, name: name, id: c.id})
+}
+func (tx *txn) unlink(d *inode, name string, id uint64) {
+	tx.do(op{kind: opUnlink, dir: d.id, name: name, id: id})
+}
+
+// drop forgets c once it has no names left.
+func (tx *txn) drop(c *inode) {
+	if c == nil || len(c.links) > 0 {
+		return
+	}
+	tx.do(op{kind: opDrop, id: c.id})
+	if c.upper {
+		tx.dropped = append(tx.dropped, c.id)
+	}
+}
+
+// mutate runs fn as one change under the write lock, then waits until its
+// record is durable: NFS answers a namespace operation only once it is on
+// stable storage.
+func (f *FS) mutate(fn func(tx *txn) error) error {
+	if f.opts.ReadOnly {
+		return nfs.ErrReadOnly
+	}
+	f.mu.Lock()
+	if f.broken != nil {
+		f.mu.Unlock()
+		return f.broken
+	}
+	tx := &txn{f: f, at: time.Now().UnixNano()}
+	tx.payload = binary.AppendUvarint(tx.payload, uint64(tx.at))
+	err := fn(tx)
+	if err == nil {
+		err = tx.err
+	}
+	var seq uint64
+	if tx.n > 0 {
+		var jerr error
+		if tx.err == nil {
+			seq, jerr = f.j.append(tx.payload)
+		} else {
+			jerr = tx.err
+		}
+		if jerr != nil {
+			// The table holds ops the journal does not: stop taking changes
+			// rather than serve a state a restart would not show.
+			f.broken = fmt.Errorf("overlay %s: journal failed, restart the server: %w", f.dir, jerr)
+			f.log.Error("overlay journal failed; refusing further changes", "err", jerr)
+			f.mu.Unlock()
+			return f.broken
+		}
+	}
+	f.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if seq > 0 {
+		if err := f.j.sync(seq); err != nil {
+			return err
+		}
+	}
+	for _, id := range tx.dropped {
+		f.data.remove(id)
+	}
+	return nil
+}
+
+// newID allocates a fileid for an inode made here: random, so that it is
+// unique without coordination and never reused by a later overlay, and
+// distinct from every recorded one.
+func (f *FS) newID() uint64 {
+	for {
+		id := rand.Uint64()
+		if id != 0 && id != f.rootID && f.t.inodes[id] == nil {
+			return id
+		}
+	}
+}
+
+// enter returns n's inode, recording n first (and its untouched ancestors)
+// if it is an untouched tracked entry.
+func (tx *txn) enter(n nfs.Node) (*inode, error) {
+	f := tx.f
+	if ino := f.t.inodes[n.ID]; ino != nil {
+		return ino, nil
+	}
+	if n.Handle == nfs.HandleByID {
+		return nil, stale(n.Path)
+	}
+	born := bornOf(n)
+	if born == "" {
+		return f.t.inodes[f.rootID], nil
+	}
+	pborn, name := split(born)
+	ppath, _ := split(n.Path)
+	parent := f.t.inodes[fattr.FileID(pborn)]
+	if parent == nil || !parent.tracked || parent.born != pborn {
+		bp, err := f.base.Resolve(pborn)
+		if err != nil {
+			return nil, stale(n.Path)
+		}
+		if parent, err = tx.enter(baseChild(bp, ppath)); err != nil {
+			return nil, err
+		}
+	}
+	// Untouched means still under its name in its base parent: if that name
+	// is now hidden or another's, n is gone.
+	_, taken := parent.add[name]
+	_, hidden := parent.del[name]
+	if taken || hidden || parent.typ != fattr.Dir {
+		return nil, stale(n.Path)
+	}
+	a, err := f.base.Attr(baseOf(n))
+	if err != nil {
+		return nil, err
+	}
+	t := a.Time.UnixNano()
+	ino := &inode{id: n.ID, typ: n.Type, tracked: true, born: born, base: true, baseTag: n.Tag, baseKey: n.Key,
+		mode: a.Mode, uid: a.UID, gid: a.GID, atime: t, mtime: t, ctime: t}
+	tx.put(ino)
+	tx.do(op{kind: opLinkRaw, dir: parent.id, name: name, id: ino.id})
+	return ino, tx.err
+}
+
+// dirOf enters a directory argument and returns its inode and path.
+func (tx *txn) dirOf(dir nfs.Node) (*inode, string, error) {
+	d, err := tx.enter(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	if d.typ != fattr.Dir {
+		return nil, "", notDir(dir.Path)
+	}
+	p, ok := tx.f.pathOf(d)
+	if !ok {
+		return nil, "", stale(dir.Path)
+	}
+	return d, p, nil
+}
+
+// exists reports whether name is taken in d.
+func (tx *txn) exists(d *inode, dpath, name string) (nfs.Node, *inode, bool, error) {
+	n, c, err := tx.f.childLocked(d, dpath, name)
+	if err == nil {
+		return n, c, true, nil
+	}
+	if errors.Is(err, nfs.ErrNoEnt) {
+		return nfs.Node{}, nil, false, nil
+	}
+	return nfs.Node{}, nil, false, err
+}
+
+// newInode is an inode made here, owned by the export's owner unless attr
+// says otherwise, with attr's mode or def.
+func (tx *txn) newInode(typ fattr.Type, attr nfs.SetAttr, def uint32) *inode {
+	n := &inode{id: tx.f.newID(), typ: typ, mode: def, uid: tx.f.opts.UID, gid: tx.f.opts.GID,
+		atime: tx.at, mtime: tx.at, ctime: tx.at}
+	if attr.Mode != nil {
+		n.mode = *attr.Mode & 0o7777
+	}
+	if attr.UID != nil {
+		n.uid = *attr.UID
+	}
+	if attr.GID != nil {
+		n.gid = *attr.GID
+	}
+	if attr.Atime != nil {
+		n.atime = attr.Atime.UnixNano()
+	}
+	if attr.Mtime != nil {
+		n.mtime = attr.Mtime.UnixNano()
+	}
+	newDirMaps(n)
+	return n
+}
+
+// Create implements nfs.WritableFS.
+func (f *FS) Create(dir nfs.Node, name string, how nfs.CreateHow, attr nfs.SetAttr, verf [8]byte) (nfs.Node, error) {
+	var out nfs.Node
+	var existing, made bool
+	err := f.mutate(func(tx *txn) error {
+		d, dpath, err := tx.dirOf(dir)
+		if err != nil {
+			return err
+		}
+		n, c, ok, err := tx.exists(d, dpath, name)
+		if err != nil {
+			return err
+		}
+		if ok {
+			switch {
+			case how == nfs.CreateExclusive && c != nil && c.excl && c.verf == verf:
+				out = n // the reply to this CREATE was lost: same answer again
+				return nil
+			case how == nfs.CreateUnchecked && n.Type == fattr.Reg:
+				out, existing = n, true
+				return nil
+			}
+			return fmt.Errorf("%s: %w", join(dpath, name), nfs.ErrExist)
+		}
+		ino := tx.newInode(fattr.Reg, attr, 0o644)
+		ino.upper = true
+		if how == nfs.CreateExclusive {
+			ino.excl, ino.verf = true, verf
+		}
+		if err := f.data.create(ino.id); err != nil {
+			return err
+		}
+		tx.put(ino)
+		tx.link(d, name, ino)
+		out, made = f.nodeOf(ino, join(dpath, name)), true
+		return nil
+	})
+	if err != nil {
+		return nfs.Node{}, err
+	}
+	// UNCHECKED over an existing file applies only a truncation, as knfsd
+	// does (open(O_CREAT|O_TRUNC)); a new file gets its size and times.
+	var rest nfs.SetAttr
+	if existing || made {
+		rest.Size = attr.Size
+	}
+	if made {
+		rest.Atime, rest.Mtime = attr.Atime, attr.Mtime
+	}
+	if rest.Size != nil && *rest.Size == 0 && made {
+		rest.Size = nil
+	}
+	if rest.Size != nil || rest.Atime != nil || rest.Mtime != nil {
+		if err := f.Setattr(out, rest); err != nil {
+			return nfs.Node{}, err
+		}
+	}
+	return out, nil
+}
+
+// Mkdir implements nfs.WritableFS.
+func (f *FS) Mkdir(dir nfs.Node, name string, attr nfs.SetAttr) (nfs.Node, error) {
+	var out nfs.Node
+	err := f.mutate(func(tx *txn) error {
+		d, dpath, err := tx.dirOf(dir)
+		if err != nil {
+			return err
+		}
+		if _, _, ok, err := tx.exists(d, dpath, name); err != nil {
+			return err
+		} else if ok {
+			return fmt.Errorf("%s: %w", join(dpath, name), nfs.ErrExist)
+		}
+		ino := tx.newInode(fattr.Dir, attr, 0o755)
+		tx.put(ino)
+		tx.link(d, name, ino)
+		out = f.nodeOf(ino, join(dpath, name))
+		return nil
+	})
+	return out, err
+}
+
+// Symlink implements nfs.WritableFS.
+func (f *FS) Symlink(dir nfs.Node, name, target string, attr nfs.SetAttr) (nfs.Node, error) {
+	var out nfs.Node
+	err := f.mutate(func(tx *txn) error {
+		d, dpath, err := tx.dirOf(dir)
+		if err != nil {
+			return err
+		}
+		if _, _, ok, err := tx.exists(d, dpath, name); err != nil {
+			return err
+		} else if ok {
+			return fmt.Errorf("%s: %w", join(dpath, name), nfs.ErrExist)
+		}
+		ino := tx.newInode(fattr.Lnk, attr, 0o777)
+		ino.target = target
+		tx.put(ino)
+		tx.link(d, name, ino)
+		out = f.nodeOf(ino, join(dpath, name))
+		return nil
+	})
+	return out, err
+}
+
+// Link implements nfs.WritableFS.
+func (f *FS) Link(file, dir nfs.Node, name string) error {
+	return f.mutate(func(tx *txn) error {
+		d, dpath, err := tx.dirOf(dir)
+		if err != nil {
+			return err
+		}
+		if _, _, ok, err := tx.exists(d, dpath, name); err != nil {
+			return err
+		} else if ok {
+			return fmt.Errorf("%s: %w", join(dpath, name), nfs.ErrExist)
+		}
+		c, err := tx.enter(file)
+		if err != nil {
+			return err
+		}
+		if c.typ == fattr.Dir {
+			return fmt.Errorf("%s: %w", file.Path, nfs.ErrPerm)
+		}
+		tx.link(d, name, c)
+		return nil
+	})
+}
+
+// Remove implements nfs.WritableFS.
+func (f *FS) Remove(dir nfs.Node, name string) error {
+	return f.mutate(func(tx *txn) error {
+		d, dpath, err := tx.dirOf(dir)
+		if err != nil {
+			return err
+		}
+		n, c, err := f.childLocked(d, dpath, name)
+		if err != nil {
+			return err
+		}
+		if n.Type == fattr.Dir {
+			return fmt.Errorf("%s: %w", n.Path, nfs.ErrIsDir)
+		}
+		tx.unlink(d, name, n.ID)
+		tx.drop(c)
+		return nil
+	})
+}
+
+// emptyLocked reports whether directory n (with inode c if recorded) has
+// no entries.
+func (f *FS) emptyLocked(n nfs.Node, c *inode) (bool, error) {
+	if c != nil {
+		m, err := f.mergedLocked(c)
+		if err != nil {
+			return false, err
+		}
+		return len(m.ents) == 0, nil
+	}
+	bd, err := f.base.ReadDir(baseOf(n))
+	if err != nil {
+		return false, err
+	}
+	return bd.Len() == 0, nil
+}
+
+// Rmdir implements nfs.WritableFS.
+func (f *FS) Rmdir(dir nfs.Node, name string) error {
+	return f.mutate(func(tx *txn) error {
+		d, dpath, err := tx.dirOf(dir)
+		if err != nil {
+			return err
+		}
+		n, c, err := f.childLocked(d, dpath, name)
+		if err != nil {
+			return err
+		}
+		if n.Type != fattr.Dir {
+			return notDir(n.Path)
+		}
+		empty, err := f.emptyLocked(n, c)
+		if err != nil {
+			return err
+		}
+		if !empty {
+			return fmt.Errorf("%s: %w", n.Path, nfs.ErrNotEmpty)
+		}
+		tx.unlink(d, name, n.ID)
+		tx.drop(c)
+		return nil
+	})
+}
+
+// Rename implements nfs.WritableFS: one name moves, whatever is under it.
+func (f *FS) Rename(fromDir nfs.Node, fromName string, toDir nfs.Node, toName string) error {
+	return f.mutate(func(tx *txn) error {
+		src, spath, err := tx.dirOf(fromDir)
+		if err != nil {
+			return err
+		}
+		dst, dpath, err := tx.dirOf(toDir)
+		if err != nil {
+			return err
+		}
+		sn, sc, err := f.childLocked(src, spath, fromName)
+		if err != nil {
+			return err
+		}
+		tn, tc, exists, err := tx.exists(dst, dpath, toName)
+		if err != nil {
+			return err
+		}
+		if exists && tn.ID == sn.ID {
+			return nil // the same file: rename(2) does nothing
+		}
+		if sn.Type == fattr.Dir {
+			if exists {
+				if tn.Type != fattr.Dir {
+					return notDir(tn.Path)
+				}
+				empty, err := f.emptyLocked(tn, tc)
+				if err != nil {
+					return err
+				}
+				if !empty {
+					return fmt.Errorf("%s: %w", tn.Path, nfs.ErrNotEmpty)
+				}
+			}
+			// Not into itself: dst's ancestors (all recorded) must not include it.
+			for a, i := dst, 0; ; i++ {
+				if a.id == sn.ID {
+					return fmt.Errorf("%s into %s: %w", sn.Path, dpath, nfs.ErrInval)
+				}
+				if a.id == f.rootID || len(a.links) == 0 || i > 1<<12 {
+					break
+				}
+				if a = f.t.inodes[a.links[0].dir]; a == nil {
+					break
+				}
+			}
+		} else if exists && tn.Type == fattr.Dir {
+			return fmt.Errorf("%s: %w", tn.Path, nfs.ErrIsDir)
+		}
+		if sc == nil {
+			if sc, err = tx.enter(sn); err != nil {
+				return err
+			}
+		}
+		if exists {
+			tx.unlink(dst, toName, tn.ID)
+			tx.drop(tc)
+		}
+		tx.unlink(src, fromName, sc.id)
+		tx.link(dst, toName, sc)
+		return nil
+	})
+}
+
+// ensureUpper copies a regular file up if its bytes are still the base's,
+// keeping the first limit bytes (all when limit < 0: a truncation copies
+// only what it keeps). It returns the inode's id.
+func (f *FS) ensureUpper(n nfs.Node, limit int64) (uint64, error) {
+	f.mu.RLock()
+	if ino := f.t.inodes[n.ID]; ino != nil && ino.upper {
+		f.mu.RUnlock()
+		return n.ID, nil
+	}
+	f.mu.RUnlock()
+	if n.Type != fattr.Reg {
+		return 0, fmt.Errorf("%s: %w", n.Path, nfs.ErrInval)
+	}
+	f.copyMu.Lock()
+	defer f.copyMu.Unlock()
+	var done bool
+	var bn nfs.Node
+	err := f.mutate(func(tx *txn) error {
+		ino, err := tx.enter(n)
+		if err != nil {
+			return err
+		}
+		if ino.typ != fattr.Reg {
+			return fmt.Errorf("%s: %w", n.Path, nfs.ErrInval)
+		}
+		done, bn = ino.upper || !ino.base, baseNodeOf(ino)
+		return nil
+	})
+	if err != nil || done {
+		return n.ID, err
+	}
+	// Copy without the lock: reads of the file go on from the base, and
+	// other changes go on; a WRITE of this file waits on copyMu.
+	ba, err := f.base.Attr(bn)
+	if err != nil {
+		return 0, err
+	}
+	size := int64(ba.Size)
+	if limit >= 0 && limit < size {
+		size = limit
+	}
+	if err := f.data.copyUp(n.ID, size, func(p []byte, off int64) (int, error) { return f.base.ReadAt(bn, p, off) }); err != nil {
+		return 0, err
+	}
+	gone := false
+	err = f.mutate(func(tx *txn) error {
+		ino := f.t.inodes[n.ID]
+		if ino == nil {
+			gone = true // removed while we copied
+			return stale(n.Path)
+		}
+		if !ino.upper {
+			ino.upper, ino.base = true, false
+			tx.put(ino)
+		}
+		return nil
+	})
+	if gone {
+		f.data.remove(n.ID)
+	}
+	return n.ID, err
+}
+
+// Write implements nfs.WritableFS.
+func (f *FS) Write(n nfs.Node, p []byte, off int64, stable nfs.Stability) (nfs.Stability, error) {
+	if f.opts.ReadOnly {
+		return 0, nfs.ErrReadOnly
+	}
+	id, err := f.ensureUpper(n, -1)
+	if err != nil {
+		return 0, err
+	}
+	sync := stable != nfs.Unstable
+	if err := f.data.writeAt(id, p, off, sync); err != nil {
+		if isNotExist(err) {
+			return 0, stale(n.Path)
+		}
+		return 0, err
+	}
+	if sync {
+		return nfs.FileSync, nil
+	}
+	return nfs.Unstable, nil
+}
+
+// Commit implements nfs.WritableFS: the file's bytes and its name in
+// data/ are fsynced (its metadata already was, when it was changed).
+func (f *FS) Commit(n nfs.Node) error {
+	if f.opts.ReadOnly {
+		return nil
+	}
+	f.mu.RLock()
+	ino := f.t.inodes[n.ID]
+	upper := ino != nil && ino.upper
+	f.mu.RUnlock()
+	if !upper {
+		return nil
+	}
+	if err := f.data.sync(n.ID); err != nil && !isNotExist(err) {
+		return err
+	}
+	return nil
+}
+
+// Setattr implements nfs.WritableFS. Mode, owner and times are metadata
+// (no copy-up: `chmod +x` or `touch` of a tracked file copies nothing);
+// a size copies the file up first (only the bytes it keeps).
+func (f *FS) Setattr(n nfs.Node, attr nfs.SetAttr) error {
+	if attr.Size != nil {
+		if n.Type != fattr.Reg {
+			return fmt.Errorf("%s: %w", n.Path, nfs.ErrInval)
+		}
+		id, err := f.ensureUpper(n, int64(*attr.Size))
+		if err != nil {
+			return err
+		}
+		if err := f.data.truncate(id, int64(*attr.Size)); err != nil {
+			if isNotExist(err) {
+				return stale(n.Path)
+			}
+			return err
+		}
+	}
+	if attr.Mode == nil && attr.UID == nil && attr.GID == nil && attr.Atime == nil && attr.Mtime == nil {
+		if attr.Size == nil {
+			return nil
+		}
+	}
+	return f.mutate(func(tx *txn) error {
+		ino, err := tx.enter(n)
+		if err != nil {
+			return err
+		}
+		if ino.upper {
+			if err := f.data.setTimes(ino.id, attr.Atime, attr.Mtime); err != nil && !isNotExist(err) {
+				return err
+			}
+		}
+		if attr.Mode != nil {
+			ino.mode = *attr.Mode & 0o7777
+		}
+		if attr.UID != nil {
+			ino.uid = *attr.UID
+		}
+		if attr.GID != nil {
+			ino.gid = *attr.GID
+		}
+		if attr.Atime != nil {
+			ino.atime = attr.Atime.UnixNano()
+		}
+		if attr.Mtime != nil {
+			ino.mtime = attr.Mtime.UnixNano()
+		}
+		ino.ctime = tx.at
+		tx.put(ino)
+		return nil
+	})
+}

@@ -1,0 +1,35 @@
+package nfs
+
+func onRemove(s *view, c *call, d *decoder, e *encoder) uint32 {
+	return removeEntry(s, c, d, e, nameRemove)
+}
+
+// removeEntry is REMOVE and RMDIR: the reply is the status and the
+// directory's wcc_data either way.
+func removeEntry(s *view, c *call, d *decoder, e *encoder, use nameUse) uint32 {
+	h, name := dirArgs(d)
+	if d.err != nil {
+		return statusGarbageArgs
+	}
+	dir, st := s.resolveDir(h, c)
+	if st != nfsOK {
+		return s.failDirop(e, st, dir)
+	}
+	pre := s.preOp(&dir)
+	if st := checkName(name, use); st != nfsOK {
+		return s.failWcc(e, st, pre, &dir)
+	}
+	w := s.fs.(WritableFS)
+	var err error
+	if use == nameRmdir {
+		err = w.Rmdir(dir, string(name))
+	} else {
+		err = w.Remove(dir, string(name))
+	}
+	if err != nil {
+		return s.failWcc(e, s.writeStatusOf(err, c, join(dir.Path, string(name))), pre, &dir)
+	}
+	e.uint32(nfsOK)
+	s.putWcc(e, pre, &dir)
+	return nfsOK
+}

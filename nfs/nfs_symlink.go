@@ -1,0 +1,32 @@
+package nfs
+
+import "bytes"
+
+func onSymlink(s *view, c *call, d *decoder, e *encoder) uint32 {
+	h, name := dirArgs(d)
+	attr := decodeSattr(d)
+	target := d.opaque(1 << 16)
+	if d.err != nil {
+		return statusGarbageArgs
+	}
+	dir, st := s.resolveDir(h, c)
+	if st != nfsOK {
+		return s.failDirop(e, st, dir)
+	}
+	pre := s.preOp(&dir)
+	if st := checkName(name, nameNew); st != nfsOK {
+		return s.failWcc(e, st, pre, &dir)
+	}
+	switch {
+	case len(target) > maxSymlink:
+		return s.failWcc(e, nfsErrNameLong, pre, &dir)
+	case len(target) == 0, bytes.IndexByte(target, 0) >= 0:
+		// symlink(2) refuses an empty target; a NUL could never be read back.
+		return s.failWcc(e, nfsErrInval, pre, &dir)
+	}
+	n, err := s.fs.(WritableFS).Symlink(dir, string(name), string(target), attr)
+	if err != nil {
+		return s.failWcc(e, s.writeStatusOf(err, c, join(dir.Path, string(name))), pre, &dir)
+	}
+	return s.created(e, n, pre, dir)
+}

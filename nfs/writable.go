@@ -1,0 +1,358 @@
+package nfs
+
+import (
+	"bytes"
+	"errors"
+	"syscall"
+	"time"
+
+	"github.com/gitnfs/gitnfs/fattr"
+)
+
+// WritableFS is what an FS implements, on top of FS, to be served
+// writable. The protocol checks for it per request (on the FS the request
+// started with): an FS without it is answered NFS3ERR_ROFS, as before.
+//
+// The protocol layer does what every FS would otherwise repeat: it decodes
+// and validates names (see checkName), checks that a directory argument is
+// a directory, answers the guard of SETATTR, and builds wcc_data from Attr
+// before and after the call. The FS gets clean names and nodes of the right
+// type, and returns errors that wrap the Err* values of this package.
+type WritableFS interface {
+	FS
+	// ResolveOrigin finds the node that a path-carrying handle names: the
+	// file that had this path in the base tree, wherever it has been renamed
+	// to since. A file deleted, or replaced by another under its name, is a
+	// miss (ErrNoEnt); so is anything that never was in the base tree.
+	ResolveOrigin(path string) (Node, error)
+
+	// Create makes a regular file. With CreateUnchecked an existing regular
+	// file is opened (attr applied, typically a truncation); with
+	// CreateGuarded any existing name is ErrExist; with CreateExclusive the
+	// verifier is stored with the file and a retransmitted CREATE carrying
+	// the same verifier returns the same file, any other existing name is
+	// ErrExist.
+	Create(dir Node, name string, how CreateHow, attr SetAttr, verf [8]byte) (Node, error)
+	Mkdir(dir Node, name string, attr SetAttr) (Node, error)
+	Symlink(dir Node, name, target string, attr SetAttr) (Node, error)
+	// Link gives file (not a directory) a new name.
+	Link(file, dir Node, name string) error
+	// Write writes p at off. It returns the stability actually reached:
+	// FileSync means the data (and the file's metadata) were on stable
+	// storage before it returned.
+	Write(n Node, p []byte, off int64, stable Stability) (Stability, error)
+	// Commit puts everything written to n so far on stable storage.
+	Commit(n Node) error
+	Setattr(n Node, attr SetAttr) error
+	Remove(dir Node, name string) error
+	Rmdir(dir Node, name string) error
+	// Rename moves fromDir/fromName to toDir/toName, replacing what is
+	// there as rename(2) does; renaming a directory moves everything under
+	// it. Every file keeps its fileid and its handle.
+	Rename(fromDir Node, fromName string, toDir Node, toName string) error
+	// WriteVerifier changes on every server start, so that a client resends
+	// UNSTABLE writes a crash may have lost.
+	WriteVerifier() [8]byte
+}
+
+// StatFS is optionally implemented by a WritableFS that can say how much
+// room is left, for FSSTAT.
+type StatFS interface {
+	StatFS() (FSStat, error)
+}
+
+// FSStat is FSSTAT's numbers.
+type FSStat struct {
+	Bytes, FreeBytes, AvailBytes uint64
+	Files, FreeFiles, AvailFiles uint64
+}
+
+// CreateHow is createmode3.
+type CreateHow uint32
+
+// createmode3 values.
+const (
+	CreateUnchecked CreateHow = 0
+	CreateGuarded   CreateHow = 1
+	CreateExclusive CreateHow = 2
+)
+
+// Stability is stable_how.
+type Stability uint32
+
+// stable_how values.
+const (
+	Unstable Stability = 0
+	DataSync Stability = 1
+	FileSync Stability = 2
+)
+
+// SetAttr is a decoded sattr3: nil means "leave unchanged". A time the
+// client asked to set to the server's clock arrives as that clock's value.
+type SetAttr struct {
+	Mode         *uint32 // permission bits (07777) only
+	UID, GID     *uint32
+	Size         *uint64
+	Atime, Mtime *time.Time
+}
+
+// Errors a WritableFS returns (wrapped) so that the protocol can pick the
+// status.
+var (
+	ErrExist       = errors.New("file exists")
+	ErrNotEmpty    = errors.New("directory not empty")
+	ErrIsDir       = errors.New("is a directory")
+	ErrInval       = errors.New("invalid argument")
+	ErrNameTooLong = errors.New("name too long")
+	ErrPerm        = errors.New("operation not permitted")
+	ErrNoSpace     = errors.New("no space left on device")
+	ErrFBig        = errors.New("file too large")
+	ErrNotSupp     = errors.New("operation not supported")
+	ErrReadOnly    = errors.New("read-only file system")
+)
+
+// More nfsstat3 values, for the write procedures.
+const (
+	nfsErrPerm     = 1
+	nfsErrExist    = 17
+	nfsErrXDev     = 18
+	nfsErrFBig     = 27
+	nfsErrNoSpc    = 28
+	nfsErrMLink    = 31
+	nfsErrNotEmpty = 66
+	nfsErrDQuot    = 69
+	nfsErrNotSync  = 10002
+	nfsErrNotSupp  = 10004
+)
+
+// writeStatus maps the errors only writes produce; ok is false for anything
+// else (status then maps the read-path errors).
+func writeStatus(err error) (uint32, bool) {
+	switch {
+	case errors.Is(err, ErrExist), errors.Is(err, syscall.EEXIST):
+		return nfsErrExist, true
+	case errors.Is(err, ErrNotEmpty), errors.Is(err, syscall.ENOTEMPTY):
+		return nfsErrNotEmpty, true
+	case errors.Is(err, ErrIsDir), errors.Is(err, syscall.EISDIR):
+		return nfsErrIsDir, true
+	case errors.Is(err, ErrInval):
+		return nfsErrInval, true
+	case errors.Is(err, ErrNameTooLong), errors.Is(err, syscall.ENAMETOOLONG):
+		return nfsErrNameLong, true
+	case errors.Is(err, ErrPerm):
+		return nfsErrPerm, true
+	case errors.Is(err, ErrNoSpace), errors.Is(err, syscall.ENOSPC):
+		return nfsErrNoSpc, true
+	case errors.Is(err, syscall.EDQUOT):
+		return nfsErrDQuot, true
+	case errors.Is(err, ErrFBig), errors.Is(err, syscall.EFBIG):
+		return nfsErrFBig, true
+	case errors.Is(err, ErrNotSupp):
+		return nfsErrNotSupp, true
+	case errors.Is(err, ErrReadOnly):
+		return nfsErrROFS, true
+	}
+	return 0, false
+}
+
+// nameUse says what a name argument is for: validation answers differ.
+type nameUse int
+
+const (
+	nameNew    nameUse = iota // CREATE, MKDIR, SYMLINK, MKNOD, LINK, RENAME's target
+	nameRemove                // REMOVE
+	nameRmdir                 // RMDIR
+	nameFrom                  // RENAME's source
+)
+
+// checkName validates a name argument once, for every FS: a name is one
+// path component. Too long (> NAME_MAX) is NAMETOOLONG; empty, or holding
+// "/" or NUL, is INVAL (it can never name an entry). "." and ".." name
+// entries that always exist: making one is EXIST, removing one is ISDIR
+// (unlink(2) of a directory), RMDIR of "." is INVAL and of ".." NOTEMPTY
+// (as rmdir(2) answers), renaming from one is INVAL.
+func checkName(name []byte, use nameUse) uint32 {
+	switch {
+	case len(name) > maxName:
+		return nfsErrNameLong
+	case len(name) == 0, bytes.IndexByte(name, '/') >= 0, bytes.IndexByte(name, 0) >= 0:
+		return nfsErrInval
+	}
+	dot, dotdot := string(name) == ".", string(name) == ".."
+	if !dot && !dotdot {
+		return nfsOK
+	}
+	switch use {
+	case nameNew:
+		return nfsErrExist
+	case nameRemove:
+		return nfsErrIsDir
+	case nameRmdir:
+		if dot {
+			return nfsErrInval
+		}
+		return nfsErrNotEmpty
+	}
+	return nfsErrInval
+}
+
+// maxSymlink bounds a symlink's target (PATH_MAX).
+const maxSymlink = 4096
+
+// writeProcs are the write procedures of a writable export; onReadOnly
+// dispatches to them when the request's FS is a WritableFS.
+var writeProcs = map[uint32]procFunc{
+	2:  onSetattr,
+	7:  onWrite,
+	8:  onCreate,
+	9:  onMkdir,
+	10: onSymlink,
+	11: onMknod,
+	12: onRemove,
+	13: onRmdir,
+	14: onRename,
+	15: onLink,
+	21: onCommit,
+}
+
+// decodeSattr reads a sattr3. Times set to the server's clock are read
+// here, once per request.
+func decodeSattr(d *decoder) SetAttr {
+	var a SetAttr
+	if d.uint32() != 0 {
+		v := d.uint32() & 0o7777
+		a.Mode = &v
+	}
+	if d.uint32() != 0 {
+		v := d.uint32()
+		a.UID = &v
+	}
+	if d.uint32() != 0 {
+		v := d.uint32()
+		a.GID = &v
+	}
+	if d.uint32() != 0 {
+		v := d.uint64()
+		a.Size = &v
+	}
+	a.Atime = decodeSetTime(d)
+	a.Mtime = decodeSetTime(d)
+	return a
+}
+
+func decodeSetTime(d *decoder) *time.Time {
+	switch d.uint32() {
+	case 0: // DONT_CHANGE
+		return nil
+	case 1: // SET_TO_SERVER_TIME
+		t := time.Now()
+		return &t
+	case 2: // SET_TO_CLIENT_TIME
+		sec, nsec := d.uint32(), d.uint32()
+		if nsec >= 1e9 {
+			d.err = errGarbage
+			return nil
+		}
+		t := time.Unix(int64(sec), int64(nsec))
+		return &t
+	}
+	if d.err == nil {
+		d.err = errGarbage
+	}
+	return nil
+}
+
+// Times of an Attr: Time is mtime; Atime and Ctime default to it.
+func atimeOf(a *fattr.Attr) time.Time {
+	if a.Atime.IsZero() {
+		return a.Time
+	}
+	return a.Atime
+}
+
+func ctimeOf(a *fattr.Attr) time.Time {
+	if a.Ctime.IsZero() {
+		return a.Time
+	}
+	return a.Ctime
+}
+
+func putTime(e *encoder, t time.Time) {
+	e.uint32(uint32(t.Unix()))
+	e.uint32(uint32(t.Nanosecond()))
+}
+
+// preOp is the pre-operation half of wcc_data: nil when it cannot be
+// computed (it is optional; the client then revalidates).
+func (s *view) preOp(n *Node) *fattr.Attr {
+	if n == nil {
+		return nil
+	}
+	a, err := s.fs.Attr(*n)
+	if err != nil {
+		return nil
+	}
+	return &a
+}
+
+// putWcc writes wcc_data: pre_op_attr from pre, post_op_attr of post.
+func (s *view) putWcc(e *encoder, pre *fattr.Attr, post *Node) {
+	if pre != nil {
+		e.bool(true)
+		e.uint64(pre.Size)
+		putTime(e, pre.Time)
+		putTime(e, ctimeOf(pre))
+	} else {
+		e.bool(false)
+	}
+	if post != nil {
+		s.putPostOpAttr(e, *post)
+	} else {
+		e.bool(false)
+	}
+}
+
+// failWcc answers a failure whose reply is status + one wcc_data.
+func (s *view) failWcc(e *encoder, st uint32, pre *fattr.Attr, post *Node) uint32 {
+	e.uint32(st)
+	s.putWcc(e, pre, post)
+	return st
+}
+
+// putPostOpFH writes post_op_fh3.
+func (s *view) putPostOpFH(e *encoder, n Node) {
+	e.bool(true)
+	hl := handleLen(n)
+	e.uint32(uint32(hl))
+	e.b = appendHandle(e.b, s.fs.Fsid(), n)
+	e.pad(hl)
+}
+
+// writeStatusOf is status for a write procedure's error.
+func (s *view) writeStatusOf(err error, c *call, path string) uint32 {
+	if st, ok := writeStatus(err); ok {
+		s.log.Debug("request failed", "proc", procName(c.proc), "status", st, "path", path, "err", err)
+		return st
+	}
+	return s.status(err, c, path)
+}
+
+// dirArgs decodes a diropargs3.
+func dirArgs(d *decoder) ([]byte, []byte) {
+	h := handleArg(d)
+	name := d.opaque(1 << 16)
+	return h, name
+}
+
+// resolveDir resolves a directory handle for a procedure that changes it.
+// On failure the status is returned and nothing is encoded.
+func (s *view) resolveDir(h []byte, c *call) (Node, uint32) {
+	dir, err := s.resolve(h)
+	if err != nil {
+		return Node{}, s.status(err, c, "")
+	}
+	if dir.Type != fattr.Dir {
+		return dir, nfsErrNotDir
+	}
+	return dir, nfsOK
+}
