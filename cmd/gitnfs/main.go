@@ -42,6 +42,6 @@ serve prints the exact mount command for Linux and macOS.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServe(), newStats(), newVersion(), newStatus(), newCommit())
+	root.AddCommand(newServe(), newMount(), newUmount(), newStats(), newStatus(), newCommit(), newVersion())
 	return root
 }

@@ -1,0 +1,189 @@
+// Package mount holds the platform side of `gitnfs mount` and `gitnfs
+// umount`: the mount and unmount command lines for Linux and macOS, the
+// lookup of the binaries that run them, the checks a mountpoint must pass,
+// the rule that decides how long the client may cache attributes, and the
+// state file a background mount leaves behind.
+//
+// Nearly everything here is a pure function of its arguments (the target
+// OS is a parameter, not runtime.GOOS), so it is tested on any machine
+// without root and without an NFS client.
+package mount
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// AttrCacheSeconds is how long a client may cache attributes of an export
+// that cannot change (see Immutable).
+const AttrCacheSeconds = 3600
+
+// Export says what can make an export change under a mounted client.
+type Export struct {
+	Follow  bool // the served ref is followed as it moves (serve --follow)
+	Overlay bool // a writable overlay sits on top of the revision
+}
+
+// Immutable reports whether the export can never change while mounted: a
+// fixed revision with no overlay. Only then may the client skip close-to-open
+// revalidation and cache attributes for a long time.
+func Immutable(e Export) bool { return !e.Follow && !e.Overlay }
+
+// ReadOnly reports whether the export refuses every write.
+func ReadOnly(e Export) bool { return !e.Overlay }
+
+// CacheOptions returns the attribute-cache mount options for goos.
+//
+// An immutable export gets what makes the client stop asking: on Linux
+// nocto (no GETATTR at every open) and actimeo=3600; on macOS, which has no
+// nocto, actimeo=3600 (mount_nfs sets acregmin/acregmax/acdirmin/acdirmax
+// and, since macOS 14.4, acrootdirmin/acrootdirmax from it). A mutable
+// export (--follow, overlay) gets nothing: the client keeps close-to-open
+// and its default short timeouts (Linux 3-60 s, macOS 5-60 s).
+func CacheOptions(goos string, e Export) []string {
+	if !Immutable(e) {
+		return nil
+	}
+	ac := "actimeo=" + strconv.Itoa(AttrCacheSeconds)
+	switch goos {
+	case "linux":
+		return []string{"nocto", ac}
+	case "darwin":
+		return []string{ac}
+	}
+	return nil
+}
+
+// Spec is one mount to perform.
+type Spec struct {
+	GOOS       string // "linux" or "darwin"
+	Host       string // server address; "" means 127.0.0.1
+	Port       int    // NFS and MOUNT share this port
+	Mountpoint string // absolute path
+	Export     Export
+}
+
+// Options returns the -o argument for s.
+//
+//	linux:  nolock,vers=3,tcp,port=P,mountport=P[,ro][,nocto,actimeo=3600]
+//	darwin: locallocks,vers=3,tcp,port=P,mountport=P,noresvport[,ro][,actimeo=3600]
+func Options(s Spec) (string, error) {
+	if s.Port <= 0 || s.Port > 65535 {
+		return "", fmt.Errorf("port %d is not a TCP port", s.Port)
+	}
+	p := strconv.Itoa(s.Port)
+	var o []string
+	switch s.GOOS {
+	case "linux":
+		// No NLM (nolock); NFS and MOUNT on one port, so no rpcbind.
+		o = []string{"nolock", "vers=3", "tcp", "port=" + p, "mountport=" + p}
+	case "darwin":
+		// locallocks: no NLM; noresvport: the server does not need a
+		// privileged source port, and an unprivileged mount_nfs has none.
+		o = []string{"locallocks", "vers=3", "tcp", "port=" + p, "mountport=" + p, "noresvport"}
+	default:
+		return "", unsupported(s.GOOS)
+	}
+	if ReadOnly(s.Export) {
+		o = append(o, "ro")
+	}
+	o = append(o, CacheOptions(s.GOOS, s.Export)...)
+	return strings.Join(o, ","), nil
+}
+
+// Source returns the NFS source argument, "HOST:/" (IPv6 in brackets).
+func Source(host string) string {
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return host + ":/"
+}
+
+// Command is a program and its arguments. Name is the bare program name;
+// the caller resolves it to a path (see Finder) before running it.
+type Command struct {
+	Name string
+	Args []string
+}
+
+// String renders the command as a shell would need it typed.
+func (c Command) String() string { return ShellJoin(append([]string{c.Name}, c.Args...)) }
+
+// WithPath returns c with its program replaced by path (a resolved binary).
+func (c Command) WithPath(path string) Command {
+	return Command{Name: path, Args: append([]string(nil), c.Args...)}
+}
+
+// MountCommand returns the command that mounts s.
+//
+//	linux:  mount -t nfs -o OPTIONS HOST:/ MOUNTPOINT
+//	darwin: mount_nfs -o OPTIONS HOST:/ MOUNTPOINT
+func MountCommand(s Spec) (Command, error) {
+	opts, err := Options(s)
+	if err != nil {
+		return Command{}, err
+	}
+	if s.Mountpoint == "" {
+		return Command{}, fmt.Errorf("no mountpoint")
+	}
+	switch s.GOOS {
+	case "linux":
+		return Command{Name: "mount", Args: []string{"-t", "nfs", "-o", opts, Source(s.Host), s.Mountpoint}}, nil
+	case "darwin":
+		return Command{Name: "mount_nfs", Args: []string{"-o", opts, Source(s.Host), s.Mountpoint}}, nil
+	}
+	return Command{}, unsupported(s.GOOS)
+}
+
+// UnmountCommands returns the unmount attempts for mountpoint, gentlest
+// first: each is tried only when the one before it was refused.
+//
+//	linux:  umount MP; umount -f MP; umount -l MP (lazy: detach now, clean up when no longer busy)
+//	darwin: umount MP; umount -f MP; diskutil unmount force MP
+func UnmountCommands(goos, mountpoint string) ([]Command, error) {
+	switch goos {
+	case "linux":
+		return []Command{
+			{Name: "umount", Args: []string{mountpoint}},
+			{Name: "umount", Args: []string{"-f", mountpoint}},
+			{Name: "umount", Args: []string{"-l", mountpoint}},
+		}, nil
+	case "darwin":
+		return []Command{
+			{Name: "umount", Args: []string{mountpoint}},
+			{Name: "umount", Args: []string{"-f", mountpoint}},
+			{Name: "diskutil", Args: []string{"unmount", "force", mountpoint}},
+		}, nil
+	}
+	return nil, unsupported(goos)
+}
+
+// ServerHost returns the host a client on this machine should mount for a
+// server listening on addr (HOST:PORT): the host itself, or loopback when
+// the server listens on every address.
+func ServerHost(addr string) (host string, port int, err error) {
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("server address %q: %w", addr, err)
+	}
+	port, err = strconv.Atoi(p)
+	if err != nil || port <= 0 || port > 65535 {
+		return "", 0, fmt.Errorf("server address %q: bad port", addr)
+	}
+	if ip := net.ParseIP(h); h == "" || (ip != nil && ip.IsUnspecified()) {
+		h = "127.0.0.1"
+		if ip != nil && ip.To4() == nil {
+			h = "::1"
+		}
+	}
+	return h, port, nil
+}
+
+func unsupported(goos string) error {
+	return fmt.Errorf("gitnfs mount supports linux and darwin, not %s: run `gitnfs serve` and mount with your system's NFSv3 client", goos)
+}
