@@ -30,4 +30,10 @@ type Internal struct {
 	HandleIndexBuilds atomic.Int64 `help:"full-tree walks to resolve a handle not in memory"`
 	RevisionSwitches  atomic.Int64 `help:"--follow: switches to a new revision of the followed ref"`
 	RevisionSwitchNs  atomic.Int64 `help:"--follow: total nanoseconds spent preparing those switches"`
+	// Merge view (--merge): tree-level merges, and the content merges that
+	// only reading a conflicted path pays for.
+	MergedDirs            atomic.Int64 `help:"merge view: directories merged from their base, ours and theirs trees (names and ids only)"`
+	ConflictsMaterialized atomic.Int64 `help:"merge view: conflicted or both-sides-changed paths materialized"`
+	ContentMerges         atomic.Int64 `help:"merge view: line-level three-way content merges run"`
+	MergedBytes           atomic.Int64 `help:"merge view: bytes of content produced by content merges"`
 }

@@ -42,6 +42,6 @@ serve prints the exact mount command for Linux and macOS.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServe(), newMount(), newUmount(), newStats(), newStatus(), newCommit(), newVersion())
+	root.AddCommand(newServe(), newMount(), newUmount(), newStats(), newStatus(), newCommit(), newConflicts(), newVersion())
 	return root
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/follow"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
+	"github.com/gitnfs/gitnfs/internal/mergefs"
+	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/stats"
 	"github.com/gitnfs/gitnfs/tree"
@@ -37,6 +39,8 @@ type serveFlags struct {
 	poll              time.Duration
 	overlay           string
 	force             bool
+	merge, base       string
+	conflictStyle     string
 }
 
 func newServe() *cobra.Command {
@@ -81,6 +85,9 @@ commit's committer time.`,
 	fl.DurationVar(&f.poll, "poll", time.Second, "with --follow: how often to check the ref")
 	fl.StringVar(&f.overlay, "overlay", "", "make the export writable: writes land in this directory (created if missing), never in the object store")
 	fl.BoolVar(&f.force, "force", false, "with --overlay: open a directory made against another revision, layering it over this one")
+	fl.StringVar(&f.merge, "merge", "", "serve the merge of this revision into --rev, as git merge-tree computes it (conflicted paths materialized on first read)")
+	fl.StringVar(&f.base, "base", "", "with --merge: the merge base (default: computed as git merge-base does)")
+	fl.StringVar(&f.conflictStyle, "conflict-style", "diff3", "with --merge: conflict markers, diff3, merge or zdiff3")
 	fl.StringVar(&f.statsJSON, "stats-json", "", "on exit, write the op census as JSON to this file")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and the census (/census, /census.json, POST /reset) on this address")
 	return cmd
@@ -110,6 +117,26 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return fmt.Errorf("--overlay and --follow cannot be combined: an overlay records changes against one revision")
 	}
 	var served nfs.FS = fsys
+	mergeNote := ""
+	if f.merge == "" && (f.base != "" || cmd.Flags().Changed("conflict-style")) {
+		return fmt.Errorf("--base and --conflict-style need --merge")
+	}
+	if f.merge != "" {
+		if f.follow || f.overlay != "" {
+			return fmt.Errorf("--merge cannot be combined with --follow or --overlay (yet)")
+		}
+		style, err := merge3.ParseStyle(f.conflictStyle)
+		if err != nil {
+			return fmt.Errorf("--conflict-style: %w", err)
+		}
+		ours, theirs, base, err := mergefs.ResolveRevs(store, f.rev, f.merge, f.base)
+		if err != nil {
+			return err
+		}
+		served = mergefs.New(store, ours, theirs, base, mergefs.Options{UID: uint32(f.uid), GID: uint32(f.gid), Style: style})
+		// Printed after the banner: `gitnfs mount` reads the port from the first line.
+		mergeNote = fmt.Sprintf("gitnfs: merge of %s into %s, base %s (%s markers)\n", f.merge, f.rev, base.Rev, style)
+	}
 	if f.overlay != "" {
 		ov, err := openServeOverlay(f.overlay, f.force, fsys, store, snap, f.rev, uint32(f.uid), uint32(f.gid), log)
 		if err != nil {
@@ -130,6 +157,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	printBanner(cmd.OutOrStdout(), f, snap, store, l.Addr().String(), port)
+	fmt.Fprint(cmd.OutOrStdout(), mergeNote)
 
 	if f.metricsAddr != "" {
 		ml, err := net.Listen("tcp", f.metricsAddr)

@@ -1,0 +1,345 @@
+package mergefs
+
+import (
+	"container/list"
+	"crypto/sha1"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitnfs/gitnfs/merge3"
+	"github.com/gitnfs/gitnfs/tree"
+)
+
+// Kind says why a path is conflicted; a path can be conflicted for several
+// reasons at once (a file pushed aside by a directory that the other side
+// modified is file/directory and modify/delete).
+type Kind uint16
+
+// Conflict kinds, named as git names them in its CONFLICT messages.
+const (
+	KindContent       Kind = 1 << iota // both sides changed the file and their hunks clash
+	KindAddAdd                         // both sides added the path, differently
+	KindModifyDelete                   // one side modified what the other deleted
+	KindFileDirectory                  // a file where the other side has a directory: moved to path~BRANCH
+	KindMode                           // both sides set different modes (644 and 755)
+	KindBinary                         // both sides changed a binary file: ours is left
+	KindDistinctTypes                  // file, symlink or submodule on each side: one moved to path~BRANCH
+	KindSubmodule                      // both sides moved a submodule: ours is left
+)
+
+var kindNames = []string{"content", "add/add", "modify/delete", "file/directory", "mode", "binary", "distinct types", "submodule"}
+
+func (k Kind) String() string {
+	var s []string
+	for i, n := range kindNames {
+		if k&(1<<i) != 0 {
+			s = append(s, n)
+		}
+	}
+	if len(s) == 0 {
+		return "clean"
+	}
+	return strings.Join(s, ", ")
+}
+
+// cfile is a path that cannot be served from an existing blob without
+// thinking: a conflicted path, or a both-sides-changed file whose merge may
+// well be clean. Listing it costs nothing; its content and size exist only
+// once it is materialized.
+type cfile struct {
+	key    [20]byte
+	kinds  Kind       // the reasons known from the trees alone
+	known  bool       // conflicted whatever the content merge says
+	noBase bool       // no base file of this type: a content clash is add/add
+	result tree.Entry // Kind always; Hash unless merge
+	merge  bool       // a line-level merge of base, ours, theirs decides the bytes
+	base   plumbing.Hash
+	ours   plumbing.Hash
+	theirs plumbing.Hash
+}
+
+func (c *cfile) contentKind() Kind {
+	if c.noBase {
+		return KindAddAdd
+	}
+	return KindContent
+}
+
+// conflict interns c by its content: the same three versions merge to the
+// same bytes wherever they appear.
+func (f *FS) conflict(c *cfile) *cfile {
+	h := sha1.New()
+	var buf [8]byte
+	h.Write([]byte("gitnfs conflict\x00"))
+	binary.BigEndian.PutUint16(buf[:2], uint16(c.kinds))
+	buf[2] = byte(c.result.Kind)
+	for i, b := range []bool{c.known, c.noBase, c.merge} {
+		if b {
+			buf[3+i] = 1
+		}
+	}
+	h.Write(buf[:6])
+	for _, x := range []plumbing.Hash{c.result.Hash, c.base, c.ours, c.theirs} {
+		h.Write(x[:])
+	}
+	copy(c.key[:], h.Sum(nil))
+	v, _ := f.files.LoadOrStore(c.key, c)
+	return v.(*cfile)
+}
+
+// outcome is what a materialization decided; it is kept for every path
+// ever materialized (a few bytes), so GETATTR never merges twice even after
+// the bytes were evicted.
+type outcome struct {
+	size      int64
+	conflicts int  // conflict hunks written by the content merge
+	binary    bool // not merged by content: ours was left
+}
+
+// mat is a materialized path: merged bytes, or an existing blob (a
+// conflict resolved to a side: modify/delete, binary, distinct types...).
+type mat struct {
+	outcome
+	data []byte
+	blob plumbing.Hash
+}
+
+// conflicted reports whether c is a conflict once materialized as o.
+func (c *cfile) conflicted(o outcome) bool { return c.known || o.conflicts > 0 }
+
+// kindsOf is c's full set of reasons once materialized as o.
+func (c *cfile) kindsOf(o outcome) Kind {
+	k := c.kinds
+	if c.merge && o.conflicts > 0 {
+		k |= c.contentKind()
+		if o.binary {
+			k |= KindBinary
+		}
+	}
+	return k
+}
+
+// maxXdiffSize is git's MAX_XDIFF_SIZE: bigger inputs are merged as binary
+// (ours left), so they are never read whole.
+const maxXdiffSize = 1024 * 1024 * 1023
+
+// outcomeOf is c's size and status, materializing it if it never was.
+func (f *FS) outcomeOf(c *cfile) (outcome, error) {
+	if v, ok := f.outcomes.Load(c.key); ok {
+		return v.(outcome), nil
+	}
+	m, err := f.materialize(c)
+	if err != nil {
+		return outcome{}, err
+	}
+	return m.outcome, nil
+}
+
+// materialize computes c's content once however many callers ask at the
+// same time, and keeps it in a byte-bounded LRU.
+func (f *FS) materialize(c *cfile) (*mat, error) {
+	if m, ok := f.cache.get(c.key); ok {
+		return m, nil
+	}
+	return f.flight.do(c.key, func() (*mat, error) {
+		if m, ok := f.cache.get(c.key); ok {
+			return m, nil
+		}
+		m, err := f.compute(c)
+		if err != nil {
+			return nil, err
+		}
+		f.store.Stats().ConflictsMaterialized.Add(1)
+		f.outcomes.Store(c.key, m.outcome)
+		f.cache.put(c.key, m, int64(len(m.data)))
+		return m, nil
+	})
+}
+
+func (f *FS) compute(c *cfile) (*mat, error) {
+	if !c.merge {
+		m := &mat{blob: c.result.Hash}
+		if c.result.Kind != tree.Gitlink { // a commit id, served as an empty directory
+			size, err := f.store.BlobSize(c.result.Hash)
+			if err != nil {
+				return nil, err
+			}
+			m.size = size
+		}
+		return m, nil
+	}
+	sizes := [3]int64{}
+	for i, h := range []plumbing.Hash{c.base, c.ours, c.theirs} {
+		if h.IsZero() {
+			continue
+		}
+		s, err := f.store.BlobSize(h)
+		if err != nil {
+			return nil, err
+		}
+		sizes[i] = s
+	}
+	if sizes[0] > maxXdiffSize || sizes[1] > maxXdiffSize || sizes[2] > maxXdiffSize {
+		return &mat{outcome: outcome{size: sizes[1], conflicts: 1, binary: true}, blob: c.ours}, nil
+	}
+	var in [3][]byte
+	for i, h := range []plumbing.Hash{c.base, c.ours, c.theirs} {
+		if h.IsZero() {
+			continue
+		}
+		b, err := f.readBlob(h, sizes[i])
+		if err != nil {
+			return nil, err
+		}
+		in[i] = b
+	}
+	opts := merge3.MergeTreeOptions(f.style)
+	opts.Labels = f.labels
+	r := merge3.MergeWith(in[0], in[1], in[2], opts)
+	f.store.Stats().ContentMerges.Add(1)
+	if r.Binary {
+		return &mat{outcome: outcome{size: sizes[1], conflicts: r.Conflicts, binary: true}, blob: c.ours}, nil
+	}
+	f.store.Stats().MergedBytes.Add(int64(len(r.Content)))
+	return &mat{outcome: outcome{size: int64(len(r.Content)), conflicts: r.Conflicts}, data: r.Content}, nil
+}
+
+func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
+	buf := make([]byte, size)
+	got := 0
+	for got < len(buf) {
+		n, err := f.store.ReadBlobAt(h, buf[got:], int64(got))
+		got += n
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("blob %s: short read at %d of %d", h, got, size)
+		}
+	}
+	if got != len(buf) {
+		return nil, fmt.Errorf("blob %s: read %d of %d bytes", h, got, size)
+	}
+	return buf, nil
+}
+
+// readAt serves a materialized path as tree.Store.ReadBlobAt serves a blob
+// (io.EOF when the read reaches the end).
+func (f *FS) readAt(m *mat, p []byte, off int64) (int, error) {
+	if m.data == nil {
+		return f.store.ReadBlobAt(m.blob, p, off)
+	}
+	if off < 0 {
+		return 0, fmt.Errorf("negative offset %d", off)
+	}
+	if off >= int64(len(m.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.data[off:])
+	if off+int64(n) == int64(len(m.data)) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// matCache is a byte-bounded LRU of materialized paths. A path served from
+// an existing blob costs nothing here (the store caches blobs).
+type matCache struct {
+	mu    sync.Mutex
+	max   int64
+	used  int64
+	order *list.List // front = most recent; values are *matItem
+	items map[[20]byte]*list.Element
+}
+
+type matItem struct {
+	key  [20]byte
+	m    *mat
+	cost int64
+}
+
+func newMatCache(max int64) *matCache {
+	return &matCache{max: max, order: list.New(), items: map[[20]byte]*list.Element{}}
+}
+
+func (c *matCache) get(k [20]byte) (*mat, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[k]
+	if !ok {
+		return nil, false
+	}
+	c.order.MoveToFront(el)
+	return el.Value.(*matItem).m, true
+}
+
+func (c *matCache) put(k [20]byte, m *mat, cost int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[k]; ok {
+		c.used -= el.Value.(*matItem).cost
+		c.order.Remove(el)
+		delete(c.items, k)
+	}
+	if cost > c.max {
+		return // bigger than the whole cache: served this once, merged again next time
+	}
+	c.items[k] = c.order.PushFront(&matItem{key: k, m: m, cost: cost})
+	c.used += cost
+	for c.used > c.max {
+		el := c.order.Back()
+		it := el.Value.(*matItem)
+		c.order.Remove(el)
+		delete(c.items, it.key)
+		c.used -= it.cost
+	}
+}
+
+// flight runs one computation per key at a time; latecomers share it.
+type flight struct {
+	mu    sync.Mutex
+	calls map[[20]byte]*flightCall
+}
+
+type flightCall struct {
+	done chan struct{}
+	m    *mat
+	err  error
+}
+
+func (g *flight) do(k [20]byte, fn func() (*mat, error)) (m *mat, err error) {
+	g.mu.Lock()
+	if g.calls == nil {
+		g.calls = map[[20]byte]*flightCall{}
+	}
+	if c, ok := g.calls[k]; ok {
+		g.mu.Unlock()
+		<-c.done
+		return c.m, c.err
+	}
+	c := &flightCall{done: make(chan struct{})}
+	g.calls[k] = c
+	g.mu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			// A bug in a merge must cost one path an error, not the server.
+			c.m, c.err = nil, fmt.Errorf("materialize: panic: %v", r)
+		}
+		g.mu.Lock()
+		delete(g.calls, k)
+		g.mu.Unlock()
+		close(c.done)
+		m, err = c.m, c.err
+	}()
+	c.m, c.err = fn()
+	return c.m, c.err
+}

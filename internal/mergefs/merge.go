@@ -1,0 +1,515 @@
+package mergefs
+
+import (
+	"crypto/sha1"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitnfs/gitnfs/tree"
+)
+
+// The tree-level merge: which name of a merged directory comes from where.
+//
+// It follows merge-ort (git merge, git merge-tree --write-tree, git 2.39)
+// path by path, without rename detection:
+//
+//   - a name equal on both sides, or equal to the base on one side, is that
+//     side's entry: a blob or a whole subtree, served as is;
+//   - a name that is a directory on both sides (or a directory on one side
+//     and changed or gone on the other) is a merged directory, merged when
+//     it is first listed or looked up;
+//   - anything else is a file-level decision (resolveFile): a content
+//     merge, modify/delete, add/add, distinct types, or a file that a
+//     surviving directory pushes aside to "name~BRANCH" (file/directory).
+//
+// Nothing here reads a blob: whether a both-sides-changed text file merges
+// cleanly is only known once it is materialized (materialize.go).
+
+// triple is a directory's three trees; the zero hash is "absent".
+type triple struct{ b, o, t plumbing.Hash }
+
+func (tr triple) key() [20]byte {
+	h := sha1.New()
+	h.Write([]byte("gitnfs merged dir\x00"))
+	h.Write(tr.b[:])
+	h.Write(tr.o[:])
+	h.Write(tr.t[:])
+	var k [20]byte
+	copy(k[:], h.Sum(nil))
+	return k
+}
+
+// mdir is one merged directory, shared by every path whose three trees are
+// the same (content-addressed by its triple).
+type mdir struct {
+	key  [20]byte
+	tr   triple
+	mu   sync.Mutex  // held while merging
+	done atomic.Bool // ents and subs are set (and never change again)
+	ents []mentry    // sorted by name in byte order, like tree.Listing
+	subs int         // entries a checkout shows as directories (for nlink)
+}
+
+// mentry is one name of a merged directory: exactly one of plain (an entry
+// of one of the three trees, served as gitfs serves it), dir (a merged
+// subdirectory) and conf (a path that needs materializing) is set.
+type mentry struct {
+	name  string
+	plain tree.Entry
+	dir   *mdir
+	conf  *cfile
+}
+
+func (e *mentry) isDir() bool {
+	switch {
+	case e.dir != nil:
+		return true
+	case e.conf != nil:
+		return e.conf.result.Kind.IsDir()
+	}
+	return e.plain.Kind.IsDir()
+}
+
+// same is git's "matches": both absent, or the same mode and object.
+func same(a, b *tree.Entry) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Kind == b.Kind && a.Hash == b.Hash
+}
+
+// dirHash is e's tree when e is a directory (a gitlink is not: git merges
+// it as a file-like entry).
+func dirHash(e *tree.Entry) plumbing.Hash {
+	if e != nil && e.Kind == tree.Dir {
+		return e.Hash
+	}
+	return plumbing.ZeroHash
+}
+
+func fileOf(e *tree.Entry) *tree.Entry {
+	if e != nil && e.Kind != tree.Dir {
+		return e
+	}
+	return nil
+}
+
+// typeClass is S_IFMT: regular files (either mode), symlinks and gitlinks
+// are different types; executable and not is a mode difference.
+func typeClass(k tree.Kind) tree.Kind {
+	if k == tree.Exec {
+		return tree.File
+	}
+	return k
+}
+
+func kindOf(e *tree.Entry) tree.Kind {
+	if e == nil {
+		return 0
+	}
+	return e.Kind
+}
+
+func hashOf(e *tree.Entry) plumbing.Hash {
+	if e == nil {
+		return plumbing.ZeroHash
+	}
+	return e.Hash
+}
+
+// names3 walks the union of three sorted listings, calling fn for each
+// name with its entry in each (nil where absent). fn returning false stops.
+func names3(lb, lo, lt *tree.Listing, fn func(name string, b, o, t *tree.Entry) bool) {
+	i, j, k := 0, 0, 0
+	for {
+		var b, o, t *tree.Entry
+		if i < len(lb.Entries) {
+			b = &lb.Entries[i]
+		}
+		if j < len(lo.Entries) {
+			o = &lo.Entries[j]
+		}
+		if k < len(lt.Entries) {
+			t = &lt.Entries[k]
+		}
+		name, ok := "", false
+		for _, e := range [3]*tree.Entry{b, o, t} {
+			if e != nil && (!ok || e.Name < name) {
+				name, ok = e.Name, true
+			}
+		}
+		if !ok {
+			return
+		}
+		if b != nil && b.Name == name {
+			i++
+		} else {
+			b = nil
+		}
+		if o != nil && o.Name == name {
+			j++
+		} else {
+			o = nil
+		}
+		if t != nil && t.Name == name {
+			k++
+		} else {
+			t = nil
+		}
+		if !fn(name, b, o, t) {
+			return
+		}
+	}
+}
+
+var emptyListing = &tree.Listing{}
+
+func (f *FS) listing(h plumbing.Hash) (*tree.Listing, error) {
+	if h.IsZero() {
+		return emptyListing, nil
+	}
+	return f.store.Listing(h)
+}
+
+func (f *FS) listings(tr triple) (lb, lo, lt *tree.Listing, err error) {
+	if lb, err = f.listing(tr.b); err != nil {
+		return
+	}
+	if lo, err = f.listing(tr.o); err != nil {
+		return
+	}
+	lt, err = f.listing(tr.t)
+	return
+}
+
+// dirFor returns the shared merged directory of a triple.
+func (f *FS) dirFor(tr triple) *mdir {
+	k := tr.key()
+	if d, ok := f.dirs.Load(k); ok {
+		return d.(*mdir)
+	}
+	d, _ := f.dirs.LoadOrStore(k, &mdir{key: k, tr: tr})
+	return d.(*mdir)
+}
+
+// merged returns d with its entries computed (once; a failure, such as an
+// unreadable object, is returned and tried again by the next caller).
+// Merging d never waits for another directory's merge: it only asks
+// whether subdirectories are empty (nonEmpty), so there is no lock order.
+func (f *FS) merged(d *mdir) (*mdir, error) {
+	if d.done.Load() {
+		return d, nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done.Load() {
+		return d, nil
+	}
+	ents, subs, err := f.mergeDir(d.tr)
+	if err != nil {
+		return nil, err
+	}
+	d.ents, d.subs = ents, subs
+	d.done.Store(true)
+	return d, nil
+}
+
+// dirPart is what the directory side of a name merges to: nothing, one
+// side's tree as is (plain), or a merged directory. It is decided from tree
+// ids alone; only a merged one may turn out empty (then git drops it).
+type dirPart struct {
+	plain *tree.Entry
+	dir   *mdir
+}
+
+func (f *FS) dirPartOf(b, o, t *tree.Entry) (dirPart, error) {
+	db, do, dt := dirHash(b), dirHash(o), dirHash(t)
+	switch {
+	case do.IsZero() && dt.IsZero():
+		// Only the base had a directory here: both sides removed it, and
+		// every path under it merges to "deleted".
+		return dirPart{}, nil
+	case db.IsZero() && dt.IsZero():
+		return dirPart{plain: o}, nil
+	case db.IsZero() && do.IsZero():
+		return dirPart{plain: t}, nil
+	}
+	d := f.dirFor(triple{db, do, dt})
+	ok, err := f.nonEmpty(d.tr)
+	if err != nil || !ok {
+		return dirPart{}, err
+	}
+	return dirPart{dir: d}, nil
+}
+
+// nonEmpty reports whether a merged directory keeps at least one entry. It
+// stops at the first survivor, so deciding it costs the three listings and
+// rarely more: git drops a directory whose every path merged to "deleted".
+func (f *FS) nonEmpty(tr triple) (bool, error) {
+	k := tr.key()
+	if v, ok := f.nonEmptyCache.Load(k); ok {
+		return v.(bool), nil
+	}
+	lb, lo, lt, err := f.listings(tr)
+	if err != nil {
+		return false, err
+	}
+	found := false
+	names3(lb, lo, lt, func(_ string, b, o, t *tree.Entry) bool {
+		switch {
+		case same(o, t):
+			found = o != nil
+		case same(o, b):
+			found = t != nil
+		case same(t, b):
+			found = o != nil
+		case fileOf(o) != nil || fileOf(t) != nil:
+			// A file on a side that is not resolved away always leaves a
+			// file somewhere (merged, modify/delete, or beside a directory).
+			found = true
+		case dirHash(b).IsZero():
+			found = true // a directory added on one side, or on both
+		default:
+			var sub bool
+			sub, err = f.nonEmpty(triple{dirHash(b), dirHash(o), dirHash(t)})
+			found = sub
+		}
+		return !found && err == nil
+	})
+	if err != nil {
+		return false, err
+	}
+	f.nonEmptyCache.Store(k, found)
+	return found, nil
+}
+
+// placed is a merged entry and where it goes: its own name, or a new
+// "name~BRANCH" chosen once every name of the directory is known.
+type placed struct {
+	e      mentry
+	rename string // "" keeps e.name; otherwise the branch label to append
+}
+
+func (f *FS) mergeDir(tr triple) ([]mentry, int, error) {
+	lb, lo, lt, err := f.listings(tr)
+	if err != nil {
+		return nil, 0, err
+	}
+	f.store.Stats().MergedDirs.Add(1)
+	var out []placed
+	names3(lb, lo, lt, func(name string, b, o, t *tree.Entry) bool {
+		switch {
+		case same(o, t):
+			if o != nil {
+				out = append(out, placed{e: mentry{name: name, plain: *o}})
+			}
+			return true
+		case same(o, b):
+			if t != nil {
+				out = append(out, placed{e: mentry{name: name, plain: *t}})
+			}
+			return true
+		case same(t, b):
+			if o != nil {
+				out = append(out, placed{e: mentry{name: name, plain: *o}})
+			}
+			return true
+		}
+		var dp dirPart
+		if dp, err = f.dirPartOf(b, o, t); err != nil {
+			return false
+		}
+		fb, fo, ft := fileOf(b), fileOf(o), fileOf(t)
+		hasDir := dp.plain != nil || dp.dir != nil
+		if hasDir {
+			out = append(out, placed{e: mentry{name: name, plain: derefOr(dp.plain), dir: dp.dir}})
+		}
+		if fo == nil && ft == nil {
+			return true // at most the base had a file: deleted on both sides
+		}
+		out = append(out, f.resolveFile(name, fb, fo, ft, hasDir)...)
+		return true
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	ents := f.place(out, lb, lo, lt)
+	subs := 0
+	for i := range ents {
+		if ents[i].isDir() {
+			subs++
+		}
+	}
+	return ents, subs, nil
+}
+
+func derefOr(e *tree.Entry) tree.Entry {
+	if e == nil {
+		return tree.Entry{}
+	}
+	return *e
+}
+
+// resolveFile decides the file side of a name whose three entries are not
+// resolved by a match (merge-ort's process_entry). dirInWay is true when a
+// directory survives at the name: the file then moves aside, conflicted.
+func (f *FS) resolveFile(name string, fb, fo, ft *tree.Entry, dirInWay bool) []placed {
+	at := func(e mentry, branch string) placed {
+		e.name = name
+		if dirInWay {
+			return placed{e: e, rename: branch}
+		}
+		return placed{e: e}
+	}
+	// The side that holds the file, for a move: ours unless only theirs does.
+	branch := f.labels.Ours
+	if fo == nil {
+		branch = f.labels.Theirs
+	}
+	var df Kind
+	if dirInWay {
+		df = KindFileDirectory
+	}
+	// No two of the present entries are equal: mergeDir resolved those
+	// names before asking (a file equal to another is the whole entry).
+	switch {
+	case fo != nil && ft != nil && typeClass(fo.Kind) != typeClass(ft.Kind):
+		// CONFLICT (distinct types): keep both, moving the regular file
+		// aside (ours first), or both when neither is a regular file.
+		renameA := typeClass(fo.Kind) == tree.File
+		renameB := !renameA && typeClass(ft.Kind) == tree.File
+		if !renameA && !renameB {
+			renameA, renameB = true, true
+		}
+		a := f.conflict(&cfile{kinds: KindDistinctTypes, result: *fo, known: true})
+		b := f.conflict(&cfile{kinds: KindDistinctTypes, result: *ft, known: true})
+		pa, pb := placed{e: mentry{name: name, conf: a}}, placed{e: mentry{name: name, conf: b}}
+		if renameA {
+			pa.rename = f.labels.Ours
+		}
+		if renameB {
+			pb.rename = f.labels.Theirs
+		}
+		return []placed{pa, pb}
+
+	case fo != nil && ft != nil:
+		e := f.contentMerge(fb, fo, ft)
+		e.name = name
+		return []placed{{e: e}}
+
+	case fb != nil:
+		// modify/delete: the modified side stays.
+		side := fo
+		if side == nil {
+			side = ft
+		}
+		c := f.conflict(&cfile{kinds: KindModifyDelete | df, result: *side, known: true})
+		return []placed{at(mentry{conf: c}, branch)}
+
+	default:
+		// Added on one side only: clean, unless a directory is in the way.
+		side := fo
+		if side == nil {
+			side = ft
+		}
+		return []placed{at(f.plainOrConflict(*side, df), branch)}
+	}
+}
+
+// plainOrConflict is e served as is, or, when it had to move aside for a
+// directory, as a conflicted path.
+func (f *FS) plainOrConflict(e tree.Entry, df Kind) mentry {
+	if df == 0 {
+		return mentry{plain: e}
+	}
+	return mentry{conf: f.conflict(&cfile{kinds: df, result: e, known: true})}
+}
+
+// contentMerge is handle_content_merge for two changed entries of the same
+// type: the mode merge, the trivial id merge, and otherwise a content merge
+// left for materialization. A path resolved by ids and modes alone (one
+// side changed the mode, the other the content) is an existing blob and is
+// served as a plain entry, with attributes.
+func (f *FS) contentMerge(fb, fo, ft *tree.Entry) mentry {
+	c := &cfile{noBase: fb == nil}
+	mb, mo, mt := kindOf(fb), fo.Kind, ft.Kind
+	if mo == mt || mo == mb {
+		c.result.Kind = mt
+	} else {
+		c.result.Kind = mo
+		if mt != mb {
+			c.kinds |= KindMode
+		}
+	}
+	hb := hashOf(fb)
+	switch {
+	case fo.Hash == ft.Hash || fo.Hash == hb:
+		c.result.Hash = ft.Hash
+	case ft.Hash == hb:
+		c.result.Hash = fo.Hash
+	case typeClass(mo) == tree.File:
+		c.merge = true
+		c.ours, c.theirs = fo.Hash, ft.Hash
+		if typeClass(mb) == tree.File {
+			c.base = hb
+		}
+	case typeClass(mo) == tree.Gitlink:
+		// merge-tree cannot merge a submodule it has not checked out.
+		c.result.Hash = fo.Hash
+		c.kinds |= KindSubmodule
+	default:
+		// Symlinks do not merge: ours stays, conflicted.
+		c.result.Hash = fo.Hash
+		c.kinds |= c.contentKind()
+	}
+	c.known = c.kinds != 0
+	if !c.merge && !c.known {
+		return mentry{plain: c.result}
+	}
+	return mentry{conf: f.conflict(c)}
+}
+
+// place assigns the moved entries their "name~BRANCH" names as git's
+// unique_path does (in git's processing order: names in reverse, each as if
+// followed by '/'; a taken name gets "_0", "_1", ...), then sorts.
+func (f *FS) place(out []placed, lb, lo, lt *tree.Listing) []mentry {
+	var moves []int
+	for i := range out {
+		if out[i].rename != "" {
+			moves = append(moves, i)
+		}
+	}
+	if len(moves) > 0 {
+		taken := map[string]bool{}
+		for _, l := range []*tree.Listing{lb, lo, lt} {
+			for _, e := range l.Entries {
+				taken[e.Name] = true
+			}
+		}
+		sort.SliceStable(moves, func(x, y int) bool {
+			return strings.Compare(out[moves[x]].e.name+"/", out[moves[y]].e.name+"/") > 0
+		})
+		for _, i := range moves {
+			base := out[i].e.name + "~" + strings.ReplaceAll(out[i].rename, "/", "_")
+			n := base
+			for s := 0; taken[n]; s++ {
+				n = base + "_" + strconv.Itoa(s)
+			}
+			taken[n] = true
+			out[i].e.name = n
+		}
+	}
+	ents := make([]mentry, 0, len(out))
+	for _, p := range out {
+		ents = append(ents, p.e)
+	}
+	if len(moves) > 0 {
+		sort.SliceStable(ents, func(i, j int) bool { return ents[i].name < ents[j].name })
+	}
+	return ents
+}
