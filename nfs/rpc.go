@@ -35,6 +35,7 @@ const (
 	authSys  = 1
 
 	authBadCred      = 1
+	authBadVerf      = 2
 	authTooWeak      = 5
 	maxAuthBody      = 400 // RFC 5531: opaque_auth bodies are at most 400 bytes
 	lastFragment     = 1 << 31
@@ -104,15 +105,26 @@ func parseCall(rec []byte) (call, error) {
 		return c, errNotCall
 	}
 	c.rpcvers = d.uint32()
+	if d.err == nil && c.rpcvers != 2 {
+		// Nothing after the version means anything we know: the caller
+		// answers RPC_MISMATCH, whatever follows.
+		return c, nil
+	}
 	c.prog = d.uint32()
 	c.vers = d.uint32()
 	c.proc = d.uint32()
+	if d.err != nil {
+		return c, errGarbage
+	}
 	c.flavor = d.uint32()
 	body := d.opaque(maxAuthBody)
+	if d.err != nil {
+		return c, errBadCred
+	}
 	d.uint32() // verifier flavor: we never check client verifiers
 	d.opaque(maxAuthBody)
 	if d.err != nil {
-		return c, errGarbage
+		return c, errBadVerf
 	}
 	if c.flavor == authSys {
 		a := decoder{b: body}
@@ -124,12 +136,19 @@ func parseCall(rec []byte) (call, error) {
 		if n > 16 || a.err != nil {
 			return c, errBadCred
 		}
+		a.fixed(4 * int(n)) // gids
+		if a.err != nil {
+			return c, errBadCred
+		}
 	}
 	c.args = d.b
 	return c, nil
 }
 
-var errBadCred = errors.New("rpc: malformed AUTH_SYS credential")
+var (
+	errBadCred = errors.New("rpc: malformed credential")
+	errBadVerf = errors.New("rpc: malformed verifier")
+)
 
 // appendAcceptedHeader starts a reply: record mark placeholder, xid, and an
 // accepted reply with a null verifier and the given accept status.

@@ -135,6 +135,9 @@ func (s *Store) readObject(h plumbing.Hash, want plumbing.ObjectType) (data []by
 	return data, nil
 }
 
+// maxPrealloc is the largest object size readExactly allocates up front.
+const maxPrealloc = 64 << 20
+
 // readExactly reads a whole object of the size its header announced and
 // checks the stream agrees: a corrupt object must not pass as short data.
 func readExactly(r io.Reader, size int64) (data []byte, err error) {
@@ -142,9 +145,23 @@ func readExactly(r io.Reader, size int64) (data []byte, err error) {
 	if size < 0 {
 		return nil, fmt.Errorf("bad object size %d", size)
 	}
-	data = make([]byte, size)
-	if _, err := io.ReadFull(r, data); err != nil {
-		return nil, fmt.Errorf("inflate: %w", err)
+	if size <= maxPrealloc {
+		data = make([]byte, size)
+		if _, err := io.ReadFull(r, data); err != nil {
+			return nil, fmt.Errorf("inflate: %w", err)
+		}
+	} else {
+		// A header this big is likelier corrupt than true: take what the
+		// stream holds instead of what the header claims (an allocation
+		// of 40 GiB is a fatal error, which no recover survives).
+		var b bytes.Buffer
+		if _, err := io.Copy(&b, io.LimitReader(r, size)); err != nil {
+			return nil, fmt.Errorf("inflate: %w", err)
+		}
+		if int64(b.Len()) != size {
+			return nil, fmt.Errorf("inflate: %w after %d of the %d bytes the header says", io.ErrUnexpectedEOF, b.Len(), size)
+		}
+		data = b.Bytes()
 	}
 	var one [1]byte
 	if n, _ := io.ReadFull(r, one[:]); n != 0 {

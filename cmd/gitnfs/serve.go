@@ -41,6 +41,12 @@ type serveFlags struct {
 	force             bool
 	merge, base       string
 	conflictStyle     string
+	allowRemote       bool
+	allowUIDs         []string
+	allowAuthNone     bool
+	maxConns          int
+	idleTimeout       time.Duration
+	maxReplyBytes     string
 }
 
 func newServe() *cobra.Command {
@@ -88,6 +94,12 @@ commit's committer time.`,
 	fl.StringVar(&f.merge, "merge", "", "serve the merge of this revision into --rev, as git merge-tree computes it (conflicted paths materialized on first read)")
 	fl.StringVar(&f.base, "base", "", "with --merge: the merge base (default: computed as git merge-base does)")
 	fl.StringVar(&f.conflictStyle, "conflict-style", "diff3", "with --merge: conflict markers, diff3, merge or zdiff3")
+	fl.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --listen address beyond loopback (NFSv3 AUTH_SYS is not authentication)")
+	fl.StringSliceVar(&f.allowUIDs, "allow-uid", nil, "AUTH_SYS uids served (repeat or comma-separate; \"any\" for all); default: the serving user, --uid and root")
+	fl.BoolVar(&f.allowAuthNone, "allow-auth-none", false, "serve calls with AUTH_NONE credentials (refused by default)")
+	fl.IntVar(&f.maxConns, "max-conns", nfs.DefaultMaxConns, "open client connections at most (0: no limit)")
+	fl.DurationVar(&f.idleTimeout, "idle-timeout", nfs.DefaultIdleTimeout, "drop a connection idle this long (0: never)")
+	fl.StringVar(&f.maxReplyBytes, "max-reply-bytes", "128MiB", "bytes of READ/READDIR replies in flight at most; beyond it requests wait, then get NFS3ERR_JUKEBOX (0: no limit)")
 	fl.StringVar(&f.statsJSON, "stats-json", "", "on exit, write the op census as JSON to this file")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and the census (/census, /census.json, POST /reset) on this address")
 	return cmd
@@ -145,11 +157,27 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		defer ov.Close()
 		served = ov
 	}
+	if err := nfs.CheckListenAddr(f.listen, f.allowRemote); err != nil {
+		return err
+	}
+	allowUIDs, err := parseUIDs(f.allowUIDs, uint32(f.uid))
+	if err != nil {
+		return err
+	}
+	replyBytes, err := parseSize(f.maxReplyBytes)
+	if err != nil {
+		return fmt.Errorf("--max-reply-bytes: %w", err)
+	}
 	srv := nfs.NewServer(served, nfs.Options{
-		Fallback:    billyfs.NewHandler(served),
-		MaxInFlight: f.maxInFlight,
-		Census:      census,
-		Log:         log,
+		Fallback:      billyfs.NewHandler(served),
+		AllowUIDs:     allowUIDs,
+		AllowAuthNone: f.allowAuthNone,
+		MaxConns:      orNoLimit(f.maxConns),
+		IdleTimeout:   time.Duration(orNoLimit(int(f.idleTimeout))),
+		MaxReplyBytes: int64(orNoLimit(int(replyBytes))),
+		MaxInFlight:   f.maxInFlight,
+		Census:        census,
+		Log:           log,
 	})
 	l, err := net.Listen("tcp", f.listen)
 	if err != nil {
@@ -157,6 +185,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	printBanner(cmd.OutOrStdout(), f, snap, store, l.Addr().String(), port)
+	if loop, _ := nfs.IsLoopbackAddr(l.Addr().String()); !loop {
+		fmt.Fprintln(cmd.ErrOrStderr(), nfs.AuthSysWarning)
+	}
 	fmt.Fprint(cmd.OutOrStdout(), mergeNote)
 
 	if f.metricsAddr != "" {
@@ -240,6 +271,35 @@ func printBanner(w io.Writer, f serveFlags, snap *tree.Snapshot, store *tree.Sto
 	fmt.Fprintf(w, "  Linux: sudo mount -t nfs -o %s,nolock %s:/ /mnt/gitnfs\n", opts, host)
 	fmt.Fprintf(w, "  macOS: sudo mount_nfs -o %s,locallocks,noresvport %s:/ /Volumes/gitnfs\n", opts, host)
 	fmt.Fprintf(w, "  stop with Ctrl-C\n")
+}
+
+// orNoLimit maps a flag's 0 ("no limit") to the -1 nfs.Options uses for
+// that, since 0 there means the default.
+func orNoLimit(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// parseUIDs reads --allow-uid. The default serves the serving user, the
+// --uid owner and root (Linux mounts as root); "any" serves every uid.
+func parseUIDs(vals []string, owner uint32) ([]uint32, error) {
+	if len(vals) == 0 {
+		return []uint32{uint32(os.Getuid()), owner, 0}, nil
+	}
+	var out []uint32
+	for _, v := range vals {
+		if v == "any" {
+			return nil, nil
+		}
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("--allow-uid %q: want a numeric uid or \"any\"", v)
+		}
+		out = append(out, uint32(n))
+	}
+	return out, nil
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
