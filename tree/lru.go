@@ -135,3 +135,10 @@ func (f *flight[V]) do(k plumbing.Hash, fn func() (V, error)) (v V, err error) {
 	}()
 	return fn()
 }
+
+// size is the cost the cache holds now.
+func (c *lru[V]) size() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used
+}
