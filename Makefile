@@ -31,6 +31,7 @@ lint: tools
 e2e: build
 	bash e2e/run.sh
 	bash e2e/merge-view.sh
+	bash e2e/restart.sh
 
 # Writes BENCHMARKS.md (rows 2-5 on this machine; row 1 is make e2e's census).
 bench:
