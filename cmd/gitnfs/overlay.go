@@ -38,6 +38,17 @@ func openServeOverlay(dir string, force bool, base nfs.FS, store *tree.Store, sn
 	return overlay.Open(dir, base, opts)
 }
 
+// mergeIdentityPrefix marks an overlay made over a merge view: its base is
+// no single tree, so it records the three trees of the merge instead.
+const mergeIdentityPrefix = "merge:"
+
+// openMergeOverlay opens DIR over a merge view (--merge with --overlay).
+func openMergeOverlay(dir string, force bool, base nfs.FS, store *tree.Store, ours, theirs, mbase *tree.Snapshot, rev, merge string, uid, gid uint32, log *slog.Logger) (*overlay.FS, error) {
+	ident := fmt.Sprintf("%s%s+%s~%s", mergeIdentityPrefix, ours.Root, theirs.Root, mbase.Root)
+	opts := overlay.Options{Repo: store.ID(), Rev: rev + " --merge " + merge, Tree: ident, Force: force, UID: uid, GID: gid, Log: log}
+	return overlay.Open(dir, base, opts)
+}
+
 // overlayOpened is an overlay opened by status or commit against the
 // revision it records.
 type overlayOpened struct {
@@ -60,6 +71,9 @@ func openRecorded(dir, repo string, readOnly bool) (*overlayOpened, error) {
 	ident, err := overlay.ReadIdentity(dir)
 	if err != nil {
 		return nil, err
+	}
+	if strings.HasPrefix(ident.Tree, mergeIdentityPrefix) {
+		return nil, fmt.Errorf("%s was made over a merge view (%s): status and commit support overlays of a single revision only, for now", dir, ident.Rev)
 	}
 	if repo == "" {
 		repo = filepath.Dir(ident.Repo) // the objects directory's git dir

@@ -21,6 +21,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/follow"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/mergefs"
+	"github.com/gitnfs/gitnfs/internal/overlay"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/stats"
@@ -130,12 +131,13 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	var served nfs.FS = fsys
 	mergeNote := ""
+	var mergeOurs, mergeTheirs, mergeBase *tree.Snapshot
 	if f.merge == "" && (f.base != "" || cmd.Flags().Changed("conflict-style")) {
 		return fmt.Errorf("--base and --conflict-style need --merge")
 	}
 	if f.merge != "" {
-		if f.follow || f.overlay != "" {
-			return fmt.Errorf("--merge cannot be combined with --follow or --overlay (yet)")
+		if f.follow {
+			return fmt.Errorf("--merge cannot be combined with --follow (yet)")
 		}
 		style, err := merge3.ParseStyle(f.conflictStyle)
 		if err != nil {
@@ -145,12 +147,19 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		if err != nil {
 			return err
 		}
+		mergeOurs, mergeTheirs, mergeBase = ours, theirs, base
 		served = mergefs.New(store, ours, theirs, base, mergefs.Options{UID: uint32(f.uid), GID: uint32(f.gid), Style: style})
 		// Printed after the banner: `gitnfs mount` reads the port from the first line.
 		mergeNote = fmt.Sprintf("gitnfs: merge of %s into %s, base %s (%s markers)\n", f.merge, f.rev, base.Rev, style)
 	}
 	if f.overlay != "" {
-		ov, err := openServeOverlay(f.overlay, f.force, fsys, store, snap, f.rev, uint32(f.uid), uint32(f.gid), log)
+		var ov *overlay.FS
+		var err error
+		if f.merge != "" {
+			ov, err = openMergeOverlay(f.overlay, f.force, served, store, mergeOurs, mergeTheirs, mergeBase, f.rev, f.merge, uint32(f.uid), uint32(f.gid), log)
+		} else {
+			ov, err = openServeOverlay(f.overlay, f.force, fsys, store, snap, f.rev, uint32(f.uid), uint32(f.gid), log)
+		}
 		if err != nil {
 			return err
 		}

@@ -480,6 +480,24 @@ func (f *FS) InlineAttr(n nfs.Node) (fattr.Attr, bool, error) {
 	if n.Type == fattr.Lnk {
 		return fattr.Attr{}, false, nil
 	}
+	// An entry still served from the base keeps the base's listing rule: one
+	// the base cannot size cheaply (a conflicted path of a merge view) is
+	// listed without attributes, so listing never materializes it.
+	f.mu.RLock()
+	ino := f.t.inodes[n.ID]
+	fromBase, bn := false, nfs.Node{}
+	switch {
+	case ino == nil && n.Handle != nfs.HandleByID:
+		fromBase, bn = true, baseOf(n)
+	case ino != nil && ino.base && !ino.upper:
+		fromBase, bn = true, baseNodeOf(ino)
+	}
+	f.mu.RUnlock()
+	if fromBase {
+		if _, ok, err := f.base.InlineAttr(bn); !ok || err != nil {
+			return fattr.Attr{}, false, err
+		}
+	}
 	a, err := f.Attr(n)
 	return a, err == nil, err
 }
