@@ -32,6 +32,8 @@ e2e: build
 	bash e2e/run.sh
 	bash e2e/merge-view.sh
 	bash e2e/restart.sh
+	bash e2e/follow.sh
+	bash e2e/overlay.sh
 
 # Writes BENCHMARKS.md (rows 2-5 on this machine; row 1 is make e2e's census).
 bench:

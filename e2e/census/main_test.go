@@ -158,3 +158,26 @@ func TestComputeExpectOnARealRepository(t *testing.T) {
 }
 
 func sha(s string) string { return digest([]string{s}) }
+
+// A write-workload run (no cat_all) fails content-digest unless the run
+// says it leaves cat_all out on purpose; a cat_all that ran is checked anyway.
+func TestNoContentCheck(t *testing.T) {
+	exp, c := floorCensus()
+	c.Results = []Result{{Workload: "install", Items: map[string]uint64{"ops": 10}}}
+	c.Config.Workloads = []string{"install"}
+	lim := defaultLimits(c)
+	if f := failed(Check(exp, c, lim, nil, nil, "")); len(f) != 1 || !strings.HasPrefix(f[0], "content-digest/cat_all") {
+		t.Fatalf("without -no-content-check: %v", f)
+	}
+	lim.NoContent = true
+	if f := failed(Check(exp, c, lim, nil, nil, "")); len(f) > 0 {
+		t.Fatalf("with -no-content-check: %v", f)
+	}
+	exp, c = floorCensus()
+	c.Results[2].Strings["content_sha256"] = "bad"
+	lim = defaultLimits(c)
+	lim.NoContent = true
+	if f := failed(Check(exp, c, lim, nil, nil, "")); len(f) != 1 || !strings.HasPrefix(f[0], "content-digest/cat_all") {
+		t.Fatalf("a cat_all that ran must still be checked: %v", f)
+	}
+}

@@ -545,6 +545,9 @@ func workloads(cfg *Config) map[string]workload {
 		"cat_all":     walkWorkload(cfg, "getdents walk + read and sha256 every regular file, readlink every symlink", WalkCat),
 		"warm_ls_lR":  warmWorkload(cfg, "second ls -lR on the same mount", "/usr/bin/ls", "-lR"),
 		"warm_find":   warmWorkload(cfg, "second find . on the same mount", "/usr/bin/find", "."),
+		"follow":      followWorkload(cfg),
+		"posix":       posixWorkload("POSIX write semantics step by step in a fresh directory (needs a writable export)"),
+		"install":     installWorkload("package install: 6,000 files in 600 staged dirs, renamed into place, stat x3", 600, 10, 3),
 	}
 }
 
