@@ -12,10 +12,10 @@ const (
 	accessExecute = 0x20
 )
 
-// onAccess answers from the mode bits, as a read-only checkout would: never
-// MODIFY, EXTEND or DELETE; EXECUTE only on a file with an x bit for the
-// caller (go-nfs grants it to everything on a read-only export, so a
-// 0644 file would look executable to `test -x`).
+// onAccess answers from the mode bits, as a checkout would: EXECUTE only on
+// a file with an x bit for the caller (go-nfs grants it to everything on a
+// read-only export, so a 0644 file would look executable to `test -x`);
+// MODIFY, EXTEND and DELETE only on a writable export, from the w bit.
 func onAccess(s *view, c *call, d *decoder, e *encoder) uint32 {
 	h := handleArg(d)
 	want := d.uint32()
@@ -33,7 +33,11 @@ func onAccess(s *view, c *call, d *decoder, e *encoder) uint32 {
 	e.uint32(nfsOK)
 	e.bool(true)
 	putFattr(e, &a)
-	e.uint32(want & allowed(&a, c))
+	granted := allowed(&a, c)
+	if _, ok := s.fs.(WritableFS); ok {
+		granted |= allowedWrite(&a, c)
+	}
+	e.uint32(want & granted)
 	return nfsOK
 }
 
@@ -65,4 +69,27 @@ func allowed(a *fattr.Attr, c *call) uint32 {
 		}
 	}
 	return r
+}
+
+// allowedWrite grants MODIFY and EXTEND (and DELETE on a directory) from
+// the w bit of the caller's class, on a writable export.
+func allowedWrite(a *fattr.Attr, c *call) uint32 {
+	var w bool
+	switch {
+	case c.flavor == authSys && c.uid == 0:
+		w = true
+	case c.flavor == authSys && c.uid == a.UID:
+		w = a.Mode&0o200 != 0
+	case c.flavor == authSys && c.gid == a.GID:
+		w = a.Mode&0o020 != 0
+	default:
+		w = a.Mode&0o002 != 0
+	}
+	if !w || a.Type == fattr.Lnk {
+		return 0
+	}
+	if a.Type == fattr.Dir {
+		return accessModify | accessExtend | accessDelete
+	}
+	return accessModify | accessExtend
 }

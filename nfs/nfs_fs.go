@@ -1,6 +1,8 @@
 package nfs
 
-// FSSTAT, FSINFO and PATHCONF: constants of a read-only export.
+// FSSTAT, FSINFO and PATHCONF. A read-only export answers constants; a
+// WritableFS (the overlay) reports its store's free space, hard links,
+// settable times and nanosecond timestamps.
 
 func onFsstat(s *view, c *call, d *decoder, e *encoder) uint32 {
 	h := handleArg(d)
@@ -11,24 +13,37 @@ func onFsstat(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if err != nil {
 		return s.failWithAttr(e, s.status(err, c, ""), nil)
 	}
+	// Nothing is free on a read-only export; the totals are not known
+	// without walking the whole tree, which df is not worth. An immutable
+	// tree's numbers never change (invarsec); a writable one's can at once.
+	var st FSStat
+	invarsec := uint32(0xffffffff)
+	if _, ok := s.fs.(WritableFS); ok {
+		invarsec = 0
+		if sf, ok := s.fs.(StatFS); ok {
+			if st, err = sf.StatFS(); err != nil {
+				return s.failWithAttr(e, s.status(err, c, n.Path), &n)
+			}
+		}
+	}
 	e.uint32(nfsOK)
 	s.putPostOpAttr(e, n)
-	// Nothing is free on a read-only export; the totals are not known
-	// without walking the whole tree, which df is not worth.
-	e.uint64(0)          // tbytes
-	e.uint64(0)          // fbytes
-	e.uint64(0)          // abytes
-	e.uint64(0)          // tfiles
-	e.uint64(0)          // ffiles
-	e.uint64(0)          // afiles
-	e.uint32(0xffffffff) // invarsec: an immutable tree's numbers never change
+	e.uint64(st.Bytes)
+	e.uint64(st.FreeBytes)
+	e.uint64(st.AvailBytes)
+	e.uint64(st.Files)
+	e.uint64(st.FreeFiles)
+	e.uint64(st.AvailFiles)
+	e.uint32(invarsec)
 	return nfsOK
 }
 
 // FSINFO properties.
 const (
+	fsfLink        = 0x0001
 	fsfSymlink     = 0x0002
 	fsfHomogeneous = 0x0008
+	fsfCanSetTime  = 0x0010
 )
 
 func onFsinfo(s *view, c *call, d *decoder, e *encoder) uint32 {
@@ -40,6 +55,11 @@ func onFsinfo(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if err != nil {
 		return s.failWithAttr(e, s.status(err, c, ""), nil)
 	}
+	// git times have one-second resolution; overlay files keep nanoseconds.
+	deltaSec, deltaNsec, props := uint32(1), uint32(0), uint32(fsfSymlink|fsfHomogeneous)
+	if _, ok := s.fs.(WritableFS); ok {
+		deltaSec, deltaNsec, props = 0, 1, props|fsfLink|fsfCanSetTime
+	}
 	e.uint32(nfsOK)
 	s.putPostOpAttr(e, n)
 	e.uint32(maxRead)     // rtmax
@@ -49,12 +69,16 @@ func onFsinfo(s *view, c *call, d *decoder, e *encoder) uint32 {
 	e.uint32(maxRead)     // wtpref
 	e.uint32(4096)        // wtmult
 	e.uint32(maxDirReply) // dtpref: large, so that one READDIRPLUS holds a whole directory
-	e.uint64(1<<63 - 1)   // maxfilesize
-	e.uint32(1)           // time_delta: git times have one-second resolution
-	e.uint32(0)
-	e.uint32(fsfSymlink | fsfHomogeneous)
+	e.uint64(maxFileSize) // maxfilesize
+	e.uint32(deltaSec)    // time_delta
+	e.uint32(deltaNsec)
+	e.uint32(props)
 	return nfsOK
 }
+
+// maxLinks is PATHCONF's linkmax on a writable export; git trees have no
+// hard links, so a read-only export says 1.
+const maxLinks = 65000
 
 func onPathconf(s *view, c *call, d *decoder, e *encoder) uint32 {
 	h := handleArg(d)
@@ -65,9 +89,13 @@ func onPathconf(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if err != nil {
 		return s.failWithAttr(e, s.status(err, c, ""), nil)
 	}
+	linkmax := uint32(1)
+	if _, ok := s.fs.(WritableFS); ok {
+		linkmax = maxLinks
+	}
 	e.uint32(nfsOK)
 	s.putPostOpAttr(e, n)
-	e.uint32(1)       // linkmax: git trees have no hard links
+	e.uint32(linkmax)
 	e.uint32(maxName) // name_max
 	e.bool(true)      // no_trunc
 	e.bool(true)      // chown_restricted

@@ -18,7 +18,7 @@ var procs = [...]procFunc{
 	1:  onGetattr,
 	2:  onReadOnly,
 	3:  onLookup,
-	4:  onAccessW,
+	4:  onAccess,
 	5:  onReadlink,
 	6:  onRead,
 	7:  onReadOnly,
@@ -32,9 +32,9 @@ var procs = [...]procFunc{
 	15: onReadOnly,
 	16: onReaddir,
 	17: onReaddirplus,
-	18: onFsstatW,
-	19: onFsinfoW,
-	20: onPathconfW,
+	18: onFsstat,
+	19: onFsinfo,
+	20: onPathconf,
 	21: onReadOnly,
 }
 
