@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -25,12 +24,8 @@ type FS struct {
 	attrs fattr.Context
 	sizer sizer
 
-	// longPaths maps the fileid of every path too long for a handle to the
-	// path, filled as such nodes are handed out. After a restart it is empty;
-	// the first unknown id builds it for the whole tree once.
-	longPaths sync.Map
-	indexMu   sync.Mutex
-	indexed   bool
+	// longPaths resolves the handles too short to carry their path.
+	longPaths nfs.LongPaths
 
 	// mtimes and baseTime date paths after the revision moved (follow.go);
 	// nil for a server that never switched.
@@ -87,14 +82,9 @@ func (f *FS) node(id uint64, path string, e tree.Entry) nfs.Node {
 	default:
 		n.Type = fattr.Reg
 	}
-	if len(path) > maxInlinePath {
-		f.longPaths.LoadOrStore(id, path)
-	}
+	f.longPaths.Note(id, path)
 	return n
 }
-
-// maxInlinePath is the longest path a handle carries (64 - 17 header bytes).
-const maxInlinePath = 47
 
 func entryOf(n nfs.Node) tree.Entry { return tree.Entry{Kind: tree.Kind(n.Tag), Hash: n.Key} }
 
@@ -123,26 +113,16 @@ func (f *FS) Resolve(path string) (nfs.Node, error) {
 
 // ResolveID implements nfs.FS.
 func (f *FS) ResolveID(id uint64) (nfs.Node, error) {
-	if p, ok := f.longPaths.Load(id); ok {
-		return f.Resolve(p.(string))
-	}
-	if err := f.buildIndex(); err != nil {
+	p, err := f.longPaths.Path(id, f.walkAll)
+	if err != nil {
 		return nfs.Node{}, err
 	}
-	if p, ok := f.longPaths.Load(id); ok {
-		return f.Resolve(p.(string))
-	}
-	return nfs.Node{}, fmt.Errorf("fileid %#x: %w", id, nfs.ErrStale)
+	return f.Resolve(p)
 }
 
-// buildIndex walks the whole tree once to learn every long path: the price
-// of resolving, after a restart, a handle that could not carry its path.
-func (f *FS) buildIndex() error {
-	f.indexMu.Lock()
-	defer f.indexMu.Unlock()
-	if f.indexed {
-		return nil
-	}
+// walkAll notes every long path of the tree: the price of resolving, after a
+// restart, a handle that could not carry its path.
+func (f *FS) walkAll() error {
 	f.store.Stats().HandleIndexBuilds.Add(1)
 	var walk func(h plumbing.Hash, path string, id uint64) error
 	walk = func(h plumbing.Hash, path string, id uint64) error {
@@ -151,14 +131,8 @@ func (f *FS) buildIndex() error {
 			return err
 		}
 		for _, e := range l.Entries {
-			p := e.Name
-			if path != "" {
-				p = path + "/" + e.Name
-			}
-			cid := fattr.ChildID(id, e.Name)
-			if len(p) > maxInlinePath {
-				f.longPaths.LoadOrStore(cid, p)
-			}
+			p, cid := join(path, e.Name), fattr.ChildID(id, e.Name)
+			f.longPaths.Note(cid, p)
 			if e.Kind == tree.Dir {
 				if err := walk(e.Hash, p, cid); err != nil {
 					return err
@@ -167,11 +141,7 @@ func (f *FS) buildIndex() error {
 		}
 		return nil
 	}
-	if err := walk(f.snap.Root, "", fattr.RootID); err != nil {
-		return err
-	}
-	f.indexed = true
-	return nil
+	return walk(f.snap.Root, "", fattr.RootID)
 }
 
 // Lookup implements nfs.FS.

@@ -52,9 +52,7 @@ type FS struct {
 	outcomes           sync.Map // cfile key -> outcome
 	cache              *matCache
 	flight             flight
-	longPaths          sync.Map // fileid -> path, for handles too long to carry it
-	indexMu            sync.Mutex
-	indexed            bool
+	longPaths          nfs.LongPaths // for handles too long to carry their path
 }
 
 // Options configure a merge view.
@@ -155,9 +153,6 @@ func (f *FS) Fsid() uint64 { return f.attrs.Fsid }
 // Root implements nfs.FS.
 func (f *FS) Root() nfs.Node { return f.root }
 
-// maxInlinePath is the longest path a handle carries (64 - 17 header bytes).
-const maxInlinePath = 47
-
 func (f *FS) plainNode(id uint64, path string, e tree.Entry) nfs.Node {
 	n := nfs.Node{ID: id, Path: path, Tag: uint8(e.Kind), Key: e.Hash}
 	n.Type = typeOf(e.Kind)
@@ -175,11 +170,7 @@ func typeOf(k tree.Kind) fattr.Type {
 	return fattr.Reg
 }
 
-func (f *FS) remember(n nfs.Node) {
-	if len(n.Path) > maxInlinePath {
-		f.longPaths.LoadOrStore(n.ID, n.Path)
-	}
-}
+func (f *FS) remember(n nfs.Node) { f.longPaths.Note(n.ID, n.Path) }
 
 func (f *FS) entryNode(id uint64, path string, e *mentry) nfs.Node {
 	switch {
@@ -244,26 +235,16 @@ func (f *FS) Resolve(path string) (nfs.Node, error) {
 
 // ResolveID implements nfs.FS.
 func (f *FS) ResolveID(id uint64) (nfs.Node, error) {
-	if p, ok := f.longPaths.Load(id); ok {
-		return f.Resolve(p.(string))
-	}
-	if err := f.buildIndex(); err != nil {
+	p, err := f.longPaths.Path(id, f.walkAll)
+	if err != nil {
 		return nfs.Node{}, err
 	}
-	if p, ok := f.longPaths.Load(id); ok {
-		return f.Resolve(p.(string))
-	}
-	return nfs.Node{}, fmt.Errorf("fileid %#x: %w", id, nfs.ErrStale)
+	return f.Resolve(p)
 }
 
-// buildIndex walks the whole merged tree once (names only: no content
-// merge) to learn every long path.
-func (f *FS) buildIndex() error {
-	f.indexMu.Lock()
-	defer f.indexMu.Unlock()
-	if f.indexed {
-		return nil
-	}
+// walkAll walks the whole merged tree once (names only: no content merge);
+// every node it hands out notes its long path.
+func (f *FS) walkAll() error {
 	f.store.Stats().HandleIndexBuilds.Add(1)
 	var walk func(n nfs.Node) error
 	walk = func(n nfs.Node) error {
@@ -272,8 +253,7 @@ func (f *FS) buildIndex() error {
 			return err
 		}
 		for i := 0; i < d.Len(); i++ {
-			c := d.Node(i)
-			if c.Type == fattr.Dir {
+			if c := d.Node(i); c.Type == fattr.Dir {
 				if err := walk(c); err != nil {
 					return err
 				}
@@ -281,11 +261,7 @@ func (f *FS) buildIndex() error {
 		}
 		return nil
 	}
-	if err := walk(f.root); err != nil {
-		return err
-	}
-	f.indexed = true
-	return nil
+	return walk(f.root)
 }
 
 // Lookup implements nfs.FS.
