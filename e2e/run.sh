@@ -32,6 +32,7 @@
 #   --max-lookup X        limit for LOOKUP per non-symlink entry (default 0.01)
 #   --max-readdir X       limit for READDIR(PLUS) per directory (default 1.002)
 #   --allow-errors LIST   WORKLOAD:OP pairs whose op errors are expected
+#   --allow-retransmits   calls resent after a server restart are expected
 #   --no-content-check    the run leaves cat_all out on purpose (e.g. write
 #                         workloads that change the tree): its absence is not
 #                         a content-digest failure (when cat_all runs it is
@@ -76,6 +77,7 @@ while (($#)); do
     --max-readdir) CHECK_ARGS+=(-max-readdir "$2"); shift 2 ;;
     --allow-errors) CHECK_ARGS+=(-allow-errors "$2"); shift 2 ;;
     --no-content-check) CHECK_ARGS+=(-no-content-check); shift ;;
+    --allow-retransmits) CHECK_ARGS+=(-allow-retransmits); shift ;;
     --timeout) TIMEOUT=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;

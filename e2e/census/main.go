@@ -299,12 +299,15 @@ type Op struct {
 
 // Limits are the thresholds of the floor assertions.
 type Limits struct {
-	LookupPerEntry  float64 // cold find_type_f: LOOKUP beyond one per symlink, per non-symlink entry
-	ReaddirPerDir   float64 // cold find_type_f: (READDIRPLUS+READDIR) per directory
-	StrictDType     bool    // DT_UNKNOWN forbidden for symlinks too
-	NoContent       bool    // a run without cat_all on purpose (write workloads): no content-digest failure for its absence
-	AllowErrors     map[string]bool
-	RequireWorkload []string
+	LookupPerEntry float64 // cold find_type_f: LOOKUP beyond one per symlink, per non-symlink entry
+	ReaddirPerDir  float64 // cold find_type_f: (READDIRPLUS+READDIR) per directory
+	StrictDType    bool    // DT_UNKNOWN forbidden for symlinks too
+	NoContent      bool    // a run without cat_all on purpose (write workloads): no content-digest failure for its absence
+	// AllowRetransmits: a call sent again after the server went away and came
+	// back (e2e/restart.sh) is expected; error replies and timeouts are not.
+	AllowRetransmits bool
+	AllowErrors      map[string]bool
+	RequireWorkload  []string
 }
 
 // Assertion is one checked claim.
@@ -366,7 +369,7 @@ func Check(exp *Expect, c *Census, lim Limits, manifest, want []string, kernelLo
 			if o.Errors > 0 && !lim.AllowErrors[r.Workload+":"+op] && !lim.AllowErrors["*:"+op] {
 				bad = append(bad, fmt.Sprintf("%s %d errors of %d", op, o.Errors, o.Count))
 			}
-			if o.Timeouts > 0 || o.Trans > o.Count {
+			if o.Timeouts > 0 || (o.Trans > o.Count && !lim.AllowRetransmits) {
 				bad = append(bad, fmt.Sprintf("%s %d timeouts, %d transmissions for %d calls", op, o.Timeouts, o.Trans, o.Count))
 			}
 		}
@@ -679,6 +682,7 @@ func cmdCheck(args []string) (bool, error) {
 	fs.Float64Var(&lim.ReaddirPerDir, "max-readdir", 1.002, "cold find_type_f: READDIRPLUS+READDIR per directory")
 	fs.BoolVar(&lim.StrictDType, "strict-dtype", false, "no DT_UNKNOWN at all, symlinks included")
 	fs.BoolVar(&lim.NoContent, "no-content-check", false, "cat_all is left out on purpose: do not fail content-digest/cat_all for its absence")
+	fs.BoolVar(&lim.AllowRetransmits, "allow-retransmits", false, "calls resent after a server restart are expected (error replies and timeouts still fail)")
 	allow := fs.String("allow-errors", "", "comma-separated WORKLOAD:OP (or *:OP) whose errors are expected")
 	workloads := fs.String("workloads", "", "comma-separated workloads that must have run ok")
 	fs.Parse(args)

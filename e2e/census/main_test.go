@@ -181,3 +181,26 @@ func TestNoContentCheck(t *testing.T) {
 		t.Fatalf("a cat_all that ran must still be checked: %v", f)
 	}
 }
+
+// -allow-retransmits accepts a resent call (restart.sh) but never an error
+// reply or a timeout.
+func TestAllowRetransmits(t *testing.T) {
+	exp, c := floorCensus()
+	c.Results[0].Ops["ACCESS"] = Op{Count: 10, Trans: 11}
+	lim := defaultLimits(c)
+	if f := failed(Check(exp, c, lim, nil, nil, "")); len(f) != 1 || !strings.HasPrefix(f[0], "errors/find_type_f") {
+		t.Fatalf("a retransmission without the flag: %v", f)
+	}
+	lim.AllowRetransmits = true
+	if f := failed(Check(exp, c, lim, nil, nil, "")); len(f) > 0 {
+		t.Fatalf("a retransmission with the flag: %v", f)
+	}
+	c.Results[0].Ops["GETATTR"] = Op{Count: 12, Trans: 12, Errors: 1}
+	if f := failed(Check(exp, c, lim, nil, nil, "")); len(f) != 1 || !strings.HasPrefix(f[0], "errors/find_type_f") {
+		t.Fatalf("an error reply with the flag: %v", f)
+	}
+	c.Results[0].Ops["GETATTR"] = Op{Count: 12, Trans: 12, Timeouts: 1}
+	if f := failed(Check(exp, c, lim, nil, nil, "")); len(f) != 1 {
+		t.Fatalf("a timeout with the flag: %v", f)
+	}
+}
