@@ -31,6 +31,7 @@ lint: tools
 e2e: build
 	bash e2e/run.sh
 	bash e2e/merge-view.sh
+	bash e2e/restart.sh
 	bash e2e/follow.sh
 	bash e2e/overlay.sh
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Restarts under an active kernel-client mount: the server is stopped and
 # started again every few seconds while the Linux client walks, reads and
-# re-walks the tree on its mounts. Handles are computed from paths, not
+# re-walks the tree on its mounts. e2e/restarter holds the listening socket
+# and hands it to each new server (socket activation), so no mount or call
+# is ever refused; a call in flight when a server stops is resent. Handles are computed from paths, not
 # stored, so every handle the client holds from before a restart must keep
 # working: the suite's "no op errors" checks then mean zero ESTALE.
 #
@@ -14,32 +16,18 @@ while (($#)); do
   case $1 in
     --shape) SHAPE=$2; shift 2 ;;
     --every) EVERY=$2; shift 2 ;;
-    --loop) # internal: the server command run.sh starts. ARGS: BIN PORT REPO REV EVERY LOG
-      BIN=$2 PORT=$3 REPO=$4 REV=$5 EVERY=$6 LOG=$7
-      pid=""
-      stop() { [[ -n $pid ]] && kill -INT "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; exit 0; }
-      trap stop INT TERM
-      for ((i = 1; i <= 500; i++)); do # bounded: at most 500 restarts
-        "$BIN" serve --repo "$REPO" --rev "$REV" --listen "127.0.0.1:$PORT" >/dev/null 2>>"$LOG" &
-        pid=$!
-        sleep "$EVERY" & wait $! || true
-        kill -INT "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-        echo "restart $i" >> "$LOG"
-      done
-      exit 0 ;;
     *) echo "restart.sh: unknown argument $1" >&2; exit 1 ;;
   esac
 done
 WORK=$(mktemp -d /tmp/gitnfs-restart-e2e.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
-(cd "$ROOT" && go build -o "$WORK/gitnfs" ./cmd/gitnfs)
+(cd "$ROOT" && go build -o "$WORK/gitnfs" ./cmd/gitnfs && go build -o "$WORK/restarter" ./e2e/restarter)
 # warm_ls_lR lists the tree, waits, and lists it again on the same mount:
 # the second pass revalidates with handles from before several restarts.
 # A call in flight when the server stops is sent again once it is back:
 # expected. Any error reply (ESTALE above all) or timeout still fails.
 "$HERE/run.sh" --shape "$SHAPE" --workloads ls_lR,cat_all,warm_ls_lR --allow-retransmits \
-  --server-cmd "$HERE/restart.sh --loop $WORK/gitnfs {port} {repo} {rev} $EVERY $WORK/restarts.log" \
+  --server-cmd "$WORK/restarter -listen 127.0.0.1:{port} -every ${EVERY}s -log $WORK/restarts.log -- $WORK/gitnfs serve --repo {repo} --rev {rev} --listen 127.0.0.1:{port}" \
   -- --warm-sleep 5 || { echo "restart.sh: FAILED with restarts every ${EVERY}s" >&2; exit 1; }
 n=$(grep -c '^restart' "$WORK/restarts.log" || true)
 echo "restart.sh: the server restarted $n times under the mounts; every check above held" >&2

@@ -188,9 +188,13 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		Census:        census,
 		Log:           log,
 	})
-	l, err := net.Listen("tcp", f.listen)
+	l, err := listen(f.listen)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", f.listen, err)
+		return err
+	}
+	if err := nfs.CheckListenAddr(l.Addr().String(), f.allowRemote); err != nil {
+		l.Close()
+		return err
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	printBanner(cmd.OutOrStdout(), f, snap, store, l.Addr().String(), port)
@@ -280,6 +284,35 @@ func printBanner(w io.Writer, f serveFlags, snap *tree.Snapshot, store *tree.Sto
 	fmt.Fprintf(w, "  Linux: sudo mount -t nfs -o %s,nolock %s:/ /mnt/gitnfs\n", opts, host)
 	fmt.Fprintf(w, "  macOS: sudo mount_nfs -o %s,locallocks,noresvport %s:/ /Volumes/gitnfs\n", opts, host)
 	fmt.Fprintf(w, "  stop with Ctrl-C\n")
+}
+
+// listen opens the listening socket, or takes the one a supervisor hands
+// over by systemd's socket-activation convention (LISTEN_FDS=1: fd 3). With
+// an inherited socket the server can be restarted without a client ever
+// being refused: connections wait in the socket's backlog meanwhile
+// (e2e/restart.sh restarts it every 2 s under a kernel mount that way).
+func listen(addr string) (net.Listener, error) {
+	pid := os.Getenv("LISTEN_PID")
+	if os.Getenv("LISTEN_FDS") == "1" && (pid == "" || pid == strconv.Itoa(os.Getpid())) {
+		os.Unsetenv("LISTEN_FDS")
+		os.Unsetenv("LISTEN_PID")
+		f := os.NewFile(3, "inherited listener")
+		defer f.Close()
+		l, err := net.FileListener(f)
+		if err != nil {
+			return nil, fmt.Errorf("LISTEN_FDS=1: fd 3 is not a listening socket: %w", err)
+		}
+		if _, ok := l.Addr().(*net.TCPAddr); !ok {
+			l.Close()
+			return nil, fmt.Errorf("LISTEN_FDS=1: fd 3 is not a TCP socket (%s)", l.Addr())
+		}
+		return l, nil
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return l, nil
 }
 
 // orNoLimit maps a flag's 0 ("no limit") to the -1 nfs.Options uses for
