@@ -191,11 +191,8 @@ func (tx *txn) exists(d *inode, dpath, name string) (nfs.Node, *inode, bool, err
 	return nfs.Node{}, nil, false, err
 }
 
-// newInode is an inode made here, owned by the export's owner unless attr
-// says otherwise, with attr's mode or def.
-func (tx *txn) newInode(typ fattr.Type, attr nfs.SetAttr, def uint32) *inode {
-	n := &inode{id: tx.f.newID(), typ: typ, mode: def, uid: tx.f.opts.UID, gid: tx.f.opts.GID,
-		atime: tx.at, mtime: tx.at, ctime: tx.at}
+// apply sets the fields attr sets (SETATTR's, or a create's initial ones).
+func (n *inode) apply(attr nfs.SetAttr) {
 	if attr.Mode != nil {
 		n.mode = *attr.Mode & 0o7777
 	}
@@ -211,6 +208,14 @@ func (tx *txn) newInode(typ fattr.Type, attr nfs.SetAttr, def uint32) *inode {
 	if attr.Mtime != nil {
 		n.mtime = attr.Mtime.UnixNano()
 	}
+}
+
+// newInode is an inode made here, owned by the export's owner unless attr
+// says otherwise, with attr's mode or def.
+func (tx *txn) newInode(typ fattr.Type, attr nfs.SetAttr, def uint32) *inode {
+	n := &inode{id: tx.f.newID(), typ: typ, mode: def, uid: tx.f.opts.UID, gid: tx.f.opts.GID,
+		atime: tx.at, mtime: tx.at, ctime: tx.at}
+	n.apply(attr)
 	newDirMaps(n)
 	return n
 }
@@ -611,21 +616,7 @@ func (f *FS) Setattr(n nfs.Node, attr nfs.SetAttr) error {
 				return err
 			}
 		}
-		if attr.Mode != nil {
-			ino.mode = *attr.Mode & 0o7777
-		}
-		if attr.UID != nil {
-			ino.uid = *attr.UID
-		}
-		if attr.GID != nil {
-			ino.gid = *attr.GID
-		}
-		if attr.Atime != nil {
-			ino.atime = attr.Atime.UnixNano()
-		}
-		if attr.Mtime != nil {
-			ino.mtime = attr.Mtime.UnixNano()
-		}
+		ino.apply(attr)
 		ino.ctime = tx.at
 		tx.put(ino)
 		return nil
