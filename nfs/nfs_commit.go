@@ -1,7 +1,5 @@
 package nfs
 
-import "github.com/gitnfs/gitnfs/fattr"
-
 // onCommit is COMMIT: the whole file is put on stable storage (offset and
 // count are a hint we do not need), and the reply carries the write
 // verifier, so a client whose UNSTABLE writes predate a restart sees a new
@@ -13,17 +11,9 @@ func onCommit(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if d.err != nil {
 		return statusGarbageArgs
 	}
-	n, err := s.resolve(h)
-	if err != nil {
-		return s.failWcc(e, s.status(err, c, ""), nil, nil)
-	}
-	pre := s.preOp(&n)
-	switch n.Type {
-	case fattr.Reg:
-	case fattr.Dir:
-		return s.failWcc(e, nfsErrIsDir, pre, &n)
-	default:
-		return s.failWcc(e, nfsErrInval, pre, &n)
+	n, pre, st := s.regularTarget(c, e, h)
+	if st != nfsOK {
+		return st
 	}
 	w := s.fs.(WritableFS)
 	if err := w.Commit(n); err != nil {

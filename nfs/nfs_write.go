@@ -1,7 +1,5 @@
 package nfs
 
-import "github.com/gitnfs/gitnfs/fattr"
-
 // maxFileSize is the largest file size we accept (FSINFO's maxfilesize).
 const maxFileSize = 1<<63 - 1
 
@@ -21,17 +19,9 @@ func onWrite(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if int(count) < len(data) {
 		data = data[:count]
 	}
-	n, err := s.resolve(h)
-	if err != nil {
-		return s.failWcc(e, s.status(err, c, ""), nil, nil)
-	}
-	pre := s.preOp(&n)
-	switch n.Type {
-	case fattr.Reg:
-	case fattr.Dir:
-		return s.failWcc(e, nfsErrIsDir, pre, &n)
-	default:
-		return s.failWcc(e, nfsErrInval, pre, &n)
+	n, pre, st := s.regularTarget(c, e, h)
+	if st != nfsOK {
+		return st
 	}
 	if off > maxFileSize-uint64(len(data)) {
 		return s.failWcc(e, nfsErrFBig, pre, &n)

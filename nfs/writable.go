@@ -284,6 +284,24 @@ func putTime(e *encoder, t time.Time) {
 
 // preOp is the pre-operation half of wcc_data: nil when it cannot be
 // computed (it is optional; the client then revalidates).
+// regularTarget resolves the file a WRITE or COMMIT names, with its pre-op
+// attributes. Anything but a regular file is answered here (ISDIR, INVAL,
+// or the handle's error, with wcc data) and its status returned.
+func (s *view) regularTarget(c *call, e *encoder, h []byte) (Node, *fattr.Attr, uint32) {
+	n, err := s.resolve(h)
+	if err != nil {
+		return Node{}, nil, s.failWcc(e, s.status(err, c, ""), nil, nil)
+	}
+	pre := s.preOp(&n)
+	switch n.Type {
+	case fattr.Reg:
+		return n, pre, nfsOK
+	case fattr.Dir:
+		return n, pre, s.failWcc(e, nfsErrIsDir, pre, &n)
+	}
+	return n, pre, s.failWcc(e, nfsErrInval, pre, &n)
+}
+
 func (s *view) preOp(n *Node) *fattr.Attr {
 	if n == nil {
 		return nil
