@@ -36,4 +36,6 @@ type Internal struct {
 	ConflictsMaterialized atomic.Int64 `help:"merge view: conflicted or both-sides-changed paths materialized"`
 	ContentMerges         atomic.Int64 `help:"merge view: line-level three-way content merges run"`
 	MergedBytes           atomic.Int64 `help:"merge view: bytes of content produced by content merges"`
+	RenamesDetected       atomic.Int64 `help:"merge view: renames found on either side (only when the other side changed a deleted file)"`
+	VirtualBases          atomic.Int64 `help:"merge view: criss-cross merge bases merged into a virtual base"`
 }

@@ -12,6 +12,9 @@ import (
 // BlobSize returns a blob's size from its object header, never inflating
 // it. (The type is not checked: a pack header of a delta does not tell it.)
 func (s *Store) BlobSize(blob plumbing.Hash) (int64, error) {
+	if b, ok := s.virtual.blob(blob); ok {
+		return int64(len(b)), nil
+	}
 	if v, ok := s.sizes.Load(blob); ok {
 		s.stats.SizeCacheHits.Add(1)
 		return v.(int64), nil
@@ -38,6 +41,16 @@ func (s *Store) BlobSize(blob plumbing.Hash) (int64, error) {
 func (s *Store) ReadBlobAt(blob plumbing.Hash, p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("read blob %s: negative offset %d", blob, off)
+	}
+	if b, ok := s.virtual.blob(blob); ok {
+		if off >= int64(len(b)) {
+			return 0, io.EOF
+		}
+		n := copy(p, b[off:])
+		if off+int64(n) == int64(len(b)) {
+			return n, io.EOF
+		}
+		return n, nil
 	}
 	size, err := s.BlobSize(blob)
 	if err != nil {

@@ -37,6 +37,9 @@ var emptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 // commit (usually not even in this repository): serve it as an empty
 // directory without asking for its listing.
 func (s *Store) Listing(tree plumbing.Hash) (*Listing, error) {
+	if l, ok := s.virtual.tree(tree); ok {
+		return l, nil
+	}
 	if l, ok := s.trees.get(tree); ok {
 		s.stats.TreeCacheHits.Add(1)
 		return l, nil

@@ -93,6 +93,8 @@ type Store struct {
 	blobs      *lru[[]byte]
 	blobFlight flight[[]byte]
 	streams    *streamPool
+
+	virtual virtualObjects // made in memory (virtual.go), never written
 }
 
 func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer, opts Options) *Store {

@@ -14,6 +14,7 @@ import (
 type conflictsFlags struct {
 	repo, rev, merge, base string
 	style                  string
+	dirRenames             string
 	nameOnly               bool
 }
 
@@ -54,6 +55,7 @@ with several merge bases (a criss-cross history) it refuses and names them.`,
 	fl.StringVar(&f.merge, "merge", "", "the revision to merge into --rev (required)")
 	fl.StringVar(&f.base, "base", "", "the merge base (default: computed as git merge-base does)")
 	fl.StringVar(&f.style, "conflict-style", "diff3", "conflict markers: diff3, merge or zdiff3")
+	fl.StringVar(&f.dirRenames, "directory-renames", "conflict", "a file added into a directory the other side renamed: moved and conflicted (conflict), moved (true) or left (false)")
 	fl.BoolVar(&f.nameOnly, "name-only", false, "print the conflicted paths only")
 	return cmd
 }
@@ -77,11 +79,15 @@ func runConflicts(cmd *cobra.Command, f conflictsFlags) error {
 		return err
 	}
 	defer store.Close()
-	ours, theirs, base, err := mergefs.ResolveRevs(store, f.rev, f.merge, f.base)
+	ours, theirs, base, err := mergefs.ResolveMerge(store, f.rev, f.merge, f.base, mergefs.Options{Style: style})
 	if err != nil {
 		return err
 	}
-	fsys := mergefs.New(store, ours, theirs, base, mergefs.Options{Style: style})
+	dirRenames, err := mergefs.ParseDirectoryRenames(f.dirRenames)
+	if err != nil {
+		return fmt.Errorf("--directory-renames: %w", err)
+	}
+	fsys := mergefs.New(store, ours, theirs, base, mergefs.Options{Style: style, DirectoryRenames: dirRenames})
 	cs, err := fsys.Conflicts()
 	if err != nil {
 		return err

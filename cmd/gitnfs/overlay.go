@@ -22,7 +22,9 @@ import (
 
 	"github.com/gitnfs/gitnfs/fattr"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
+	"github.com/gitnfs/gitnfs/internal/mergefs"
 	"github.com/gitnfs/gitnfs/internal/overlay"
+	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/tree"
 )
@@ -39,23 +41,39 @@ func openServeOverlay(dir string, force bool, base nfs.FS, store *tree.Store, sn
 }
 
 // mergeIdentityPrefix marks an overlay made over a merge view: its base is
-// no single tree, so it records the three trees of the merge instead.
+// no single tree, so it records the three trees of the merge instead (and,
+// in Identity.Merge, what rebuilding the view takes).
 const mergeIdentityPrefix = "merge:"
 
-// openMergeOverlay opens DIR over a merge view (--merge with --overlay).
-func openMergeOverlay(dir string, force bool, base nfs.FS, store *tree.Store, ours, theirs, mbase *tree.Snapshot, rev, merge string, uid, gid uint32, log *slog.Logger) (*overlay.FS, error) {
+// openMergeOverlay opens DIR over the merge view (--merge with --overlay).
+func openMergeOverlay(dir string, force bool, view *mergefs.FS, store *tree.Store, ours, theirs *tree.Snapshot, style merge3.Style, rev, merge string, uid, gid uint32, log *slog.Logger) (*overlay.FS, error) {
+	mbase := view.Base()
 	ident := fmt.Sprintf("%s%s+%s~%s", mergeIdentityPrefix, ours.Root, theirs.Root, mbase.Root)
-	opts := overlay.Options{Repo: store.ID(), Rev: rev + " --merge " + merge, Tree: ident, Force: force, UID: uid, GID: gid, Log: log}
-	return overlay.Open(dir, base, opts)
+	l := view.Labels()
+	m := &overlay.MergeIdentity{Ours: mergeSide(ours), Theirs: mergeSide(theirs), Base: mergeSide(mbase), Style: style.String(),
+		Labels: overlay.MergeLabels{Ours: l.Ours, Theirs: l.Theirs, Base: l.Base}, DirectoryRenames: view.DirectoryRenames()}
+	opts := overlay.Options{Repo: store.ID(), Rev: rev + " --merge " + merge, Tree: ident, Merge: m, Force: force, UID: uid, GID: gid, Log: log}
+	return overlay.Open(dir, view, opts)
+}
+
+func mergeSide(s *tree.Snapshot) overlay.MergeSide {
+	m := overlay.MergeSide{Rev: s.Rev, Tree: s.Root.String()}
+	if !s.Commit.IsZero() {
+		m.Commit = s.Commit.String()
+	}
+	return m
 }
 
 // overlayOpened is an overlay opened by status or commit against the
-// revision it records.
+// revision (or the merge view) it records.
 type overlayOpened struct {
 	store *tree.Store
-	snap  *tree.Snapshot
+	snap  *tree.Snapshot // a single revision's overlay
 	ov    *overlay.FS
 	ident overlay.Identity
+	// Over a merge view: the view, rebuilt as served, and its sides.
+	merge        *mergefs.FS
+	ours, theirs *tree.Snapshot
 }
 
 func (o *overlayOpened) Close() {
@@ -72,8 +90,9 @@ func openRecorded(dir, repo string, readOnly bool) (*overlayOpened, error) {
 	if err != nil {
 		return nil, err
 	}
-	if strings.HasPrefix(ident.Tree, mergeIdentityPrefix) {
-		return nil, fmt.Errorf("%s was made over a merge view (%s): status and commit support overlays of a single revision only, for now", dir, ident.Rev)
+	isMerge := strings.HasPrefix(ident.Tree, mergeIdentityPrefix)
+	if isMerge && ident.Merge == nil {
+		return nil, oldMergeIdentity(dir, ident)
 	}
 	if repo == "" {
 		repo = filepath.Dir(ident.Repo) // the objects directory's git dir
@@ -82,23 +101,103 @@ func openRecorded(dir, repo string, readOnly bool) (*overlayOpened, error) {
 	if err != nil {
 		return nil, err
 	}
-	rev := ident.Commit
-	if rev == "" {
-		rev = ident.Tree
+	o := &overlayOpened{store: store, ident: ident}
+	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
+	var base nfs.FS
+	if isMerge {
+		if o.merge, o.ours, o.theirs, err = rebuildMerge(store, ident.Merge, uid, gid); err != nil {
+			store.Close()
+			return nil, fmt.Errorf("overlay %s was made over the merge view %s, which %s cannot rebuild: %w", dir, ident.Rev, repo, err)
+		}
+		base = o.merge
+	} else {
+		rev := ident.Commit
+		if rev == "" {
+			rev = ident.Tree
+		}
+		if o.snap, err = store.Resolve(rev); err != nil {
+			store.Close()
+			return nil, fmt.Errorf("overlay %s was made against %s (%s), which %s does not have: %w", dir, short12(rev), ident.Rev, repo, err)
+		}
+		base = gitfs.New(store, o.snap, gitfs.Options{UID: uid, GID: gid})
 	}
-	snap, err := store.Resolve(rev)
-	if err != nil {
-		store.Close()
-		return nil, fmt.Errorf("overlay %s was made against %s (%s), which %s does not have: %w", dir, short12(rev), ident.Rev, repo, err)
-	}
-	base := gitfs.New(store, snap, gitfs.Options{UID: uint32(os.Getuid()), GID: uint32(os.Getgid())})
-	ov, err := overlay.Open(dir, base, overlay.Options{Repo: ident.Repo, Rev: ident.Rev, Commit: ident.Commit, Tree: ident.Tree,
-		ReadOnly: readOnly, UID: uint32(os.Getuid()), GID: uint32(os.Getgid())})
+	o.ov, err = overlay.Open(dir, base, overlay.Options{Repo: ident.Repo, Rev: ident.Rev, Commit: ident.Commit, Tree: ident.Tree,
+		Merge: ident.Merge, ReadOnly: readOnly, UID: uid, GID: gid})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	return &overlayOpened{store: store, snap: snap, ov: ov, ident: ident}, nil
+	return o, nil
+}
+
+// oldMergeIdentity explains what to do with an overlay that an older gitnfs
+// made over a merge view: it recorded the merge's trees only.
+func oldMergeIdentity(dir string, ident overlay.Identity) error {
+	serve := "gitnfs serve --rev OURS --merge THEIRS"
+	if ours, theirs, ok := strings.Cut(ident.Rev, " --merge "); ok {
+		serve = fmt.Sprintf("gitnfs serve --rev %s --merge %s", ours, theirs)
+	}
+	return fmt.Errorf("%s was made over a merge view (%s) by an older gitnfs, which did not record what status and commit need "+
+		"to rebuild that view (its commits, conflict style and labels): serve it once with this gitnfs as it was made "+
+		"(%s --repo %s --overlay %s, with the same --base and --conflict-style), which records them, stop the server, and run this again",
+		dir, ident.Rev, serve, filepath.Dir(ident.Repo), dir)
+}
+
+// rebuildMerge makes the merge view m records, byte for byte as it was
+// served: the same sides, style and labels.
+func rebuildMerge(store *tree.Store, m *overlay.MergeIdentity, uid, gid uint32) (view *mergefs.FS, ours, theirs *tree.Snapshot, err error) {
+	style, err := merge3.ParseStyle(m.Style)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("recorded conflict style: %w", err)
+	}
+	var snaps [3]*tree.Snapshot
+	for i, s := range []overlay.MergeSide{m.Ours, m.Theirs, m.Base} {
+		which := [...]string{"ours", "theirs", "base"}[i]
+		id := s.Commit
+		if id == "" {
+			id = s.Tree
+		}
+		snap, err := store.Resolve(id)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s, %s (%s): %w", which, short12(id), s.Rev, err)
+		}
+		if snap.Root.String() != s.Tree {
+			return nil, nil, nil, fmt.Errorf("%s, %s (%s), has tree %s, not the recorded %s", which, short12(id), s.Rev, short12(snap.Root.String()), short12(s.Tree))
+		}
+		snap.Rev = s.Rev // as typed: the view's fsid and default labels
+		snaps[i] = snap
+	}
+	l := merge3.Labels{Ours: m.Labels.Ours, Theirs: m.Labels.Theirs, Base: m.Labels.Base}
+	view = mergefs.New(store, snaps[0], snaps[1], snaps[2], mergefs.Options{UID: uid, GID: gid, Style: style, Labels: l, DirectoryRenames: m.DirectoryRenames})
+	return view, snaps[0], snaps[1], nil
+}
+
+// unresolved lists the merge's conflicted paths that the overlay left as
+// the merge view serves them. A conflicted path is resolved once the
+// overlay wrote it (its bytes are no longer the view's, whatever they are
+// now: like git add, writing decides), replaced it with another entry, or
+// removed it (or moved it away).
+func (o *overlayOpened) unresolved() (all, open []mergefs.Conflict, err error) {
+	if all, err = o.merge.Conflicts(); err != nil {
+		return nil, nil, err
+	}
+	for _, c := range all {
+		n, err := o.ov.Resolve(c.Path)
+		if errors.Is(err, nfs.ErrNoEnt) || errors.Is(err, nfs.ErrNotDir) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		or, err := o.ov.Origin(n)
+		if err != nil {
+			return nil, nil, err
+		}
+		if or.Tracked && or.Path == c.Path && or.Pristine {
+			open = append(open, c)
+		}
+	}
+	return all, open, nil
 }
 
 func short12(h string) string {
@@ -112,7 +211,7 @@ func newStatus() *cobra.Command {
 	var dir, repo string
 	cmd := &cobra.Command{
 		Use:   "status --overlay DIR",
-		Short: "List what an overlay changed against its revision",
+		Short: "List what an overlay changed against its revision (or merge view)",
 		Long: `status lists, file by file like git status --short, what the overlay DIR of a
 writable export changed against the revision it was made on:
 
@@ -125,12 +224,22 @@ Renames are known, not guessed: a file keeps its identity when it moves.
 Directories are not listed (git records none). It reads DIR without locking
 it, so it works while gitnfs serve runs on it.
 
-Exit status: 0 when nothing changed, 1 when something did, 2 on error.`,
+Over a merge view (serve --merge ... --overlay DIR) the changes are against
+the merged view, and a section follows them, one line per unresolved conflict:
+
+  U  path           conflicted in the merge, and not yet written, replaced
+                    or removed through the overlay (it still holds what the
+                    merge view serves: conflict markers, or the side git left)
+
+Exit status: 0 when nothing changed, 1 when something did, 2 on error.
+Unresolved conflicts do not change it (gitnfs conflicts is the CI gate for
+those; gitnfs commit refuses them).`,
 		Example: `  gitnfs status --overlay /tmp/sandbox
-  gitnfs status --overlay /tmp/sandbox || echo "the build wrote something"`,
+  gitnfs status --overlay /tmp/sandbox || echo "the build wrote something"
+  gitnfs status --overlay /tmp/merge | grep '^U '   # conflicts left to resolve`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			err := runStatus(cmd.OutOrStdout(), dir, repo)
+			err := runStatus(cmd.OutOrStdout(), cmd.ErrOrStderr(), dir, repo)
 			var ee exitError
 			if err != nil && !errors.As(err, &ee) {
 				fmt.Fprintln(cmd.ErrOrStderr(), "gitnfs:", err)
@@ -145,7 +254,7 @@ Exit status: 0 when nothing changed, 1 when something did, 2 on error.`,
 	return cmd
 }
 
-func runStatus(w io.Writer, dir, repo string) error {
+func runStatus(w, stderr io.Writer, dir, repo string) error {
 	o, err := openRecorded(dir, repo, true)
 	if err != nil {
 		return err
@@ -154,6 +263,12 @@ func runStatus(w io.Writer, dir, repo string) error {
 	changes, err := o.ov.Status()
 	if err != nil {
 		return err
+	}
+	var open []mergefs.Conflict
+	if o.merge != nil {
+		if _, open, err = o.unresolved(); err != nil {
+			return err
+		}
 	}
 	for _, c := range changes {
 		switch {
@@ -165,14 +280,33 @@ func runStatus(w io.Writer, dir, repo string) error {
 			fmt.Fprintf(w, "%c  %s\n", c.Kind, c.Path)
 		}
 	}
+	for _, c := range open {
+		fmt.Fprintf(w, "U  %s\n", c.Path)
+	}
+	if len(open) > 0 {
+		fmt.Fprintf(stderr, "gitnfs: %d unresolved %s in the merge %s: write, replace or remove them through the overlay before gitnfs commit\n",
+			len(open), plural(len(open), "conflict", "conflicts"), o.ident.Rev)
+	}
 	if len(changes) > 0 {
 		return exitError{1}
 	}
 	return nil
 }
 
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+type commitFlags struct {
+	dir, repo, msg, branch, author string
+	allowConflicts                 bool
+}
+
 func newCommit() *cobra.Command {
-	var dir, repo, msg, branch, author string
+	var f commitFlags
 	cmd := &cobra.Command{
 		Use:   "commit --overlay DIR -m MSG [--branch NAME]",
 		Short: "Write the merged view of an overlay as a git commit",
@@ -182,18 +316,30 @@ parent. New blobs and trees go into the repository's object store (this is the
 only gitnfs command that writes there); what did not change is reused by id,
 not read. It prints the commit id.
 
+Over a merge view (serve --rev OURS --merge THEIRS --overlay DIR) it writes
+the merge commit: the tree is the merge as served plus what the overlay
+changed, the parents are OURS then THEIRS (a side given as a bare tree is no
+parent). The view is rebuilt as it was served (same commits, base, conflict
+style and labels), so the server need not run. It refuses while conflicted
+paths remain that the overlay has not written, replaced or removed, and lists
+them; --allow-conflicts commits them as served, conflict markers included
+(for CI artifacts, never for a branch people build on).
+
 --branch NAME points refs/heads/NAME at the commit: created if missing,
-moved only if it is at the overlay's revision (a fast-forward).
+moved only if it is at the overlay's revision (a fast-forward; over a merge
+view, from OURS).
 
 Directories left empty are not recorded (git has no empty directories), nor
 is anything named .git. The server must be stopped: commit locks DIR.`,
-		Example: `  gitnfs commit --overlay /tmp/sandbox -m "build output" --branch ci/output`,
-		Args:    cobra.NoArgs,
+		Example: `  gitnfs commit --overlay /tmp/sandbox -m "build output" --branch ci/output
+  gitnfs commit --overlay /tmp/merge -m "Merge topic" --branch main
+  gitnfs commit --overlay /tmp/merge -m "merge attempt" --allow-conflicts --branch ci/merge-attempt`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if msg == "" {
+			if f.msg == "" {
 				return errors.New("commit: -m MSG is required")
 			}
-			id, err := runCommit(cmd.ErrOrStderr(), dir, repo, msg, branch, author)
+			id, err := runCommit(cmd.ErrOrStderr(), f)
 			if err != nil {
 				return err
 			}
@@ -202,26 +348,48 @@ is anything named .git. The server must be stopped: commit locks DIR.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&dir, "overlay", "", "the overlay directory (gitnfs serve --overlay)")
-	fl.StringVar(&repo, "repo", "", "the repository (default: the one the overlay records)")
-	fl.StringVarP(&msg, "message", "m", "", "the commit message")
-	fl.StringVar(&branch, "branch", "", "point refs/heads/NAME at the new commit")
-	fl.StringVar(&author, "author", "", `"Name <email>" (default: GIT_AUTHOR_NAME/EMAIL, then git config user.name/email)`)
+	fl.StringVar(&f.dir, "overlay", "", "the overlay directory (gitnfs serve --overlay)")
+	fl.StringVar(&f.repo, "repo", "", "the repository (default: the one the overlay records)")
+	fl.StringVarP(&f.msg, "message", "m", "", "the commit message")
+	fl.StringVar(&f.branch, "branch", "", "point refs/heads/NAME at the new commit")
+	fl.StringVar(&f.author, "author", "", `"Name <email>" (default: GIT_AUTHOR_NAME/EMAIL, then git config user.name/email)`)
+	fl.BoolVar(&f.allowConflicts, "allow-conflicts", false, "over a merge view: commit unresolved conflicted paths as served, markers included (for CI artifacts)")
 	_ = cmd.MarkFlagRequired("overlay")
 	return cmd
 }
 
-func runCommit(stderr io.Writer, dir, repo, msg, branch, author string) (string, error) {
-	o, err := openRecorded(dir, repo, false)
+// maxListed bounds the unresolved paths a refusal names.
+const maxListed = 20
+
+func runCommit(stderr io.Writer, f commitFlags) (string, error) {
+	o, err := openRecorded(f.dir, f.repo, false)
 	if err != nil {
 		return "", err
 	}
 	defer o.Close()
+	if f.allowConflicts && o.merge == nil {
+		return "", fmt.Errorf("commit: --allow-conflicts is for an overlay over a merge view; %s was made over %s", f.dir, o.ident.Rev)
+	}
+	var conflicted map[string]bool
+	var open []mergefs.Conflict
+	if o.merge != nil {
+		var all []mergefs.Conflict
+		if all, open, err = o.unresolved(); err != nil {
+			return "", err
+		}
+		if len(open) > 0 && !f.allowConflicts {
+			return "", unresolvedError(o.ident.Rev, open)
+		}
+		conflicted = map[string]bool{}
+		for _, c := range all {
+			conflicted[c.Path] = true
+		}
+	}
 	// Objects are written through go-git's own storage of the repository
 	// (tree.Store never writes).
 	st := filesystem.NewStorage(osfs.New(filepath.Dir(o.store.ID())), cache.NewObjectLRUDefault())
 	defer st.Close()
-	tw := &treeWriter{ov: o.ov, st: st}
+	tw := &treeWriter{ov: o.ov, st: st, merge: o.merge != nil, conflicted: conflicted}
 	rootHash, _, err := tw.dir(o.ov.Root(), 0)
 	if err != nil {
 		return "", err
@@ -229,30 +397,61 @@ func runCommit(stderr io.Writer, dir, repo, msg, branch, author string) (string,
 	for _, p := range tw.skipped {
 		fmt.Fprintf(stderr, "gitnfs: commit: not recording %s (git refuses a .git entry)\n", p)
 	}
-	if rootHash == o.snap.Root {
+	// A merge is worth a commit even when the overlay changed nothing.
+	if o.merge == nil && rootHash == o.snap.Root {
 		return "", errors.New("commit: nothing to commit (the merged view is the revision's tree)")
 	}
-	sig, err := signature(st, author)
+	sig, err := signature(st, f.author)
 	if err != nil {
 		return "", err
 	}
-	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: rootHash}
-	if !msg2nl(msg) {
+	c := &object.Commit{Author: sig, Committer: sig, Message: f.msg, TreeHash: rootHash}
+	if !msg2nl(f.msg) {
 		c.Message += "\n"
 	}
-	if !o.snap.Commit.IsZero() {
+	from := plumbing.ZeroHash // what --branch may move from
+	if o.merge != nil {
+		from = o.ours.Commit
+		for _, s := range []*tree.Snapshot{o.ours, o.theirs} {
+			if !s.Commit.IsZero() {
+				c.ParentHashes = append(c.ParentHashes, s.Commit)
+			}
+		}
+	} else if !o.snap.Commit.IsZero() {
+		from = o.snap.Commit
 		c.ParentHashes = []plumbing.Hash{o.snap.Commit}
 	}
 	id, err := tw.put(c)
 	if err != nil {
 		return "", err
 	}
-	if branch != "" {
-		if err := setBranch(st, branch, id, o.snap.Commit); err != nil {
+	if len(open) > 0 {
+		fmt.Fprintf(stderr, "gitnfs: commit: %d conflicted %s committed as served, conflict markers included (--allow-conflicts)\n",
+			len(open), plural(len(open), "path", "paths"))
+	}
+	if f.branch != "" {
+		if err := setBranch(st, f.branch, id, from); err != nil {
 			return "", fmt.Errorf("commit %s written, but: %w", id, err)
 		}
 	}
 	return id.String(), nil
+}
+
+// unresolvedError is commit's refusal: the first maxListed unresolved paths
+// and how many more.
+func unresolvedError(merge string, open []mergefs.Conflict) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "commit: %d conflicted %s of the merge %s not resolved through the overlay (write, replace or remove each):",
+		len(open), plural(len(open), "path", "paths"), merge)
+	for i, c := range open {
+		if i == maxListed {
+			fmt.Fprintf(&b, "\n  ... and %d more", len(open)-maxListed)
+			break
+		}
+		fmt.Fprintf(&b, "\n  %s (%s)", c.Path, c.Kinds)
+	}
+	b.WriteString("\nresolve them, or pass --allow-conflicts to commit them as served, conflict markers included (for CI artifacts)")
+	return errors.New(b.String())
 }
 
 func msg2nl(m string) bool { return strings.HasSuffix(m, "\n") }
@@ -320,6 +519,25 @@ type treeWriter struct {
 	ov      *overlay.FS
 	st      *filesystem.Storage
 	skipped []string
+	// merge: the base is a merge view, where a merged directory or a
+	// content-merged path has no object id until written here;
+	// conflicted holds the merge's conflicted paths.
+	merge      bool
+	conflicted map[string]bool
+}
+
+// baseEntry is the git entry behind a base node, when it has one.
+func (w *treeWriter) baseEntry(n nfs.Node) (tree.Entry, bool) {
+	if w.merge {
+		e, ok := mergefs.EntryOf(n)
+		if ok && !e.Kind.IsDir() && w.st.HasEncodedObject(e.Hash) != nil {
+			// Bytes the view computed (a merge that fed another) are in
+			// no object store yet: written from the view.
+			return e, false
+		}
+		return e, ok
+	}
+	return gitfs.EntryOf(n), true
 }
 
 type encoder interface {
@@ -383,7 +601,10 @@ func (w *treeWriter) dir(n nfs.Node, depth int) (plumbing.Hash, int, error) {
 		return plumbing.ZeroHash, 0, err
 	}
 	if o.Pristine {
-		return gitfs.EntryOf(o.Base).Hash, 1, nil
+		if e, ok := w.baseEntry(o.Base); ok {
+			return e.Hash, 1, nil
+		}
+		// A merged directory: written from its listing below.
 	}
 	d, err := w.ov.ReadDir(n)
 	if err != nil {
@@ -402,16 +623,22 @@ func (w *treeWriter) dir(n nfs.Node, depth int) (plumbing.Hash, int, error) {
 		}
 		var h plumbing.Hash
 		var mode filemode.FileMode
+		be, hasEntry := tree.Entry{}, false
+		if co.Pristine {
+			be, hasEntry = w.baseEntry(co.Base)
+		}
 		switch c.Type {
 		case fattr.Dir:
 			mode = filemode.Dir
-			if co.Pristine {
-				e := gitfs.EntryOf(co.Base)
-				if e.Kind == tree.Gitlink {
+			if hasEntry {
+				if be.Kind == tree.Gitlink {
 					mode = filemode.Submodule
 				}
-				h = e.Hash
+				h = be.Hash
 				break
+			}
+			if co.Pristine && w.conflicted[co.Path] {
+				return plumbing.ZeroHash, 0, fmt.Errorf("commit: %s is a conflicted submodule, which gitnfs cannot write: remove it through the overlay, or merge with git", c.Path)
 			}
 			var n int
 			if h, n, err = w.dir(c, depth+1); err != nil {
@@ -425,8 +652,8 @@ func (w *treeWriter) dir(n nfs.Node, depth int) (plumbing.Hash, int, error) {
 			if co.Mode&0o100 != 0 {
 				mode = filemode.Executable
 			}
-			if co.Pristine {
-				h = gitfs.EntryOf(co.Base).Hash
+			if hasEntry {
+				h = be.Hash
 				break
 			}
 			a, err := w.ov.Attr(c)
@@ -438,8 +665,8 @@ func (w *treeWriter) dir(n nfs.Node, depth int) (plumbing.Hash, int, error) {
 			}
 		case fattr.Lnk:
 			mode = filemode.Symlink
-			if co.Pristine {
-				h = gitfs.EntryOf(co.Base).Hash
+			if hasEntry {
+				h = be.Hash
 				break
 			}
 			target, err := w.ov.Readlink(c)

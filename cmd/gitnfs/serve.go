@@ -42,6 +42,7 @@ type serveFlags struct {
 	force             bool
 	merge, base       string
 	conflictStyle     string
+	dirRenames        string
 	allowRemote       bool
 	allowUIDs         []string
 	allowAuthNone     bool
@@ -95,6 +96,7 @@ commit's committer time.`,
 	fl.StringVar(&f.merge, "merge", "", "serve the merge of this revision into --rev, as git merge-tree computes it (conflicted paths materialized on first read)")
 	fl.StringVar(&f.base, "base", "", "with --merge: the merge base (default: computed as git merge-base does)")
 	fl.StringVar(&f.conflictStyle, "conflict-style", "diff3", "with --merge: conflict markers, diff3, merge or zdiff3")
+	fl.StringVar(&f.dirRenames, "directory-renames", "conflict", "with --merge: a file added into a directory the other side renamed moves along, conflicted (conflict), cleanly (true), or stays (false), as git's merge.directoryRenames")
 	fl.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --listen address beyond loopback (NFSv3 AUTH_SYS is not authentication)")
 	fl.StringSliceVar(&f.allowUIDs, "allow-uid", nil, "AUTH_SYS uids served (repeat or comma-separate; \"any\" for all); default: the serving user, --uid and root")
 	fl.BoolVar(&f.allowAuthNone, "allow-auth-none", false, "serve calls with AUTH_NONE credentials (refused by default)")
@@ -131,9 +133,11 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	var served nfs.FS = fsys
 	mergeNote := ""
-	var mergeOurs, mergeTheirs, mergeBase *tree.Snapshot
-	if f.merge == "" && (f.base != "" || cmd.Flags().Changed("conflict-style")) {
-		return fmt.Errorf("--base and --conflict-style need --merge")
+	var mergeOurs, mergeTheirs *tree.Snapshot
+	var mergeView *mergefs.FS
+	var mergeStyle merge3.Style
+	if f.merge == "" && (f.base != "" || cmd.Flags().Changed("conflict-style") || cmd.Flags().Changed("directory-renames")) {
+		return fmt.Errorf("--base, --conflict-style and --directory-renames need --merge")
 	}
 	if f.merge != "" {
 		if f.follow {
@@ -143,12 +147,17 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		if err != nil {
 			return fmt.Errorf("--conflict-style: %w", err)
 		}
-		ours, theirs, base, err := mergefs.ResolveRevs(store, f.rev, f.merge, f.base)
+		ours, theirs, base, err := mergefs.ResolveMerge(store, f.rev, f.merge, f.base, mergefs.Options{Style: style})
 		if err != nil {
 			return err
 		}
-		mergeOurs, mergeTheirs, mergeBase = ours, theirs, base
-		served = mergefs.New(store, ours, theirs, base, mergefs.Options{UID: uint32(f.uid), GID: uint32(f.gid), Style: style})
+		mergeOurs, mergeTheirs, mergeStyle = ours, theirs, style
+		dirRenames, err := mergefs.ParseDirectoryRenames(f.dirRenames)
+		if err != nil {
+			return fmt.Errorf("--directory-renames: %w", err)
+		}
+		mergeView = mergefs.New(store, ours, theirs, base, mergefs.Options{UID: uint32(f.uid), GID: uint32(f.gid), Style: style, DirectoryRenames: dirRenames})
+		served = mergeView
 		// Printed after the banner: `gitnfs mount` reads the port from the first line.
 		mergeNote = fmt.Sprintf("gitnfs: merge of %s into %s, base %s (%s markers)\n", f.merge, f.rev, base.Rev, style)
 	}
@@ -156,7 +165,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		var ov *overlay.FS
 		var err error
 		if f.merge != "" {
-			ov, err = openMergeOverlay(f.overlay, f.force, served, store, mergeOurs, mergeTheirs, mergeBase, f.rev, f.merge, uint32(f.uid), uint32(f.gid), log)
+			ov, err = openMergeOverlay(f.overlay, f.force, mergeView, store, mergeOurs, mergeTheirs, mergeStyle, f.rev, f.merge, uint32(f.uid), uint32(f.gid), log)
 		} else {
 			ov, err = openServeOverlay(f.overlay, f.force, fsys, store, snap, f.rev, uint32(f.uid), uint32(f.gid), log)
 		}

@@ -25,10 +25,8 @@ import (
 var ErrNoMergeBase = errors.New("no merge base")
 
 // MultipleBasesError is MergeBase's answer to a criss-cross history: git
-// merges the merge bases recursively into a virtual ancestor, which this
-// package does not do, so it refuses rather than report conflicts that
-// differ from git's. Passing one of them (or any revision) as the base is
-// the user's explicit choice.
+// merges the merge bases recursively into a virtual ancestor, which
+// RecursiveBase builds (ResolveMerge does it for the command line).
 type MultipleBasesError struct {
 	Ours, Theirs string
 	Bases        []plumbing.Hash // newest first, as git merge-base --all
@@ -39,8 +37,8 @@ func (e *MultipleBasesError) Error() string {
 	for i, b := range e.Bases {
 		ids[i] = b.String()[:12]
 	}
-	return fmt.Sprintf("%s and %s have %d merge bases (%s); git would merge them recursively, "+
-		"which gitnfs does not: pick one with --base (e.g. --base %s)",
+	return fmt.Sprintf("%s and %s have %d merge bases (%s); git merges them recursively (RecursiveBase), "+
+		"or pick one with --base (e.g. --base %s)",
 		e.Ours, e.Theirs, len(e.Bases), strings.Join(ids, ", "), ids[0])
 }
 
@@ -62,23 +60,9 @@ func MergeBase(store *tree.Store, ours, theirs *tree.Snapshot) (*tree.Snapshot, 
 	if store.ID() == "" {
 		return nil, fmt.Errorf("repository has no object directory to read history from: pass --base")
 	}
-	common := filepath.Dir(store.ID())
-	st := filesystem.NewStorageWithOptions(osfs.New(common), cache.NewObjectLRU(16<<20),
-		filesystem.Options{AlternatesFS: osfs.New(string(filepath.Separator))})
-	defer st.Close()
-	shallow := shallowCommits(common)
-	load := func(h plumbing.Hash) (*commitInfo, error) {
-		c, err := object.GetCommit(st, h)
-		if err != nil {
-			return nil, fmt.Errorf("commit %s: %w", h, err)
-		}
-		if shallow[h] {
-			// The history stops here in a shallow clone, as for git.
-			return &commitInfo{when: c.Committer.When}, nil
-		}
-		return &commitInfo{parents: c.ParentHashes, when: c.Committer.When}, nil
-	}
-	bases, err := mergeBases(load, ours.Commit, theirs.Commit)
+	h := openCommitHistory(store)
+	defer h.close()
+	bases, err := mergeBases(h.load, ours.Commit, theirs.Commit)
 	if err != nil {
 		return nil, fmt.Errorf("merge base of %s and %s: %w", ours.Rev, theirs.Rev, err)
 	}
@@ -94,6 +78,59 @@ func MergeBase(store *tree.Store, ours, theirs *tree.Snapshot) (*tree.Snapshot, 
 		return nil, err
 	}
 	snap.Rev = abbrev(store, bases[0])
+	return snap, nil
+}
+
+// commitHistory reads the commit graph with go-git from the repository's
+// object store (read-only), independently of the tree.Store.
+type commitHistory struct {
+	st      *filesystem.Storage
+	shallow map[plumbing.Hash]bool
+}
+
+func openCommitHistory(store *tree.Store) *commitHistory {
+	common := filepath.Dir(store.ID())
+	st := filesystem.NewStorageWithOptions(osfs.New(common), cache.NewObjectLRU(16<<20),
+		filesystem.Options{AlternatesFS: osfs.New(string(filepath.Separator))})
+	return &commitHistory{st: st, shallow: shallowCommits(common)}
+}
+
+func (h *commitHistory) close() { h.st.Close() }
+
+func (h *commitHistory) load(id plumbing.Hash) (*commitInfo, error) {
+	c, err := object.GetCommit(h.st, id)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", id, err)
+	}
+	if h.shallow[id] {
+		// The history stops here in a shallow clone, as for git.
+		return &commitInfo{when: c.Committer.When}, nil
+	}
+	return &commitInfo{parents: c.ParentHashes, when: c.Committer.When}, nil
+}
+
+func (h *commitHistory) tree(id plumbing.Hash) (plumbing.Hash, error) {
+	c, err := object.GetCommit(h.st, id)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("commit %s: %w", id, err)
+	}
+	return c.TreeHash, nil
+}
+
+// RecursiveBase is the merge base merge-ort uses for a criss-cross history
+// (what MergeBase refuses with *MultipleBasesError): the merge bases merged
+// into a virtual tree, recursively, kept in the store's memory and labelled
+// "merged common ancestors". opts are the outer merge's (its conflict
+// style shapes the markers inside the virtual base too).
+func RecursiveBase(store *tree.Store, bases []plumbing.Hash, opts Options) (*tree.Snapshot, error) {
+	h := openCommitHistory(store)
+	defer h.close()
+	g := &commitGraph{real: h.load, realTree: h.tree, virtual: map[plumbing.Hash]*commitInfo{}, trees: map[plumbing.Hash]plumbing.Hash{}}
+	snap, err := virtualBase(store, g, bases, opts)
+	if err != nil {
+		return nil, fmt.Errorf("merging the %d merge bases: %w", len(bases), err)
+	}
+	store.Stats().VirtualBases.Add(1)
 	return snap, nil
 }
 

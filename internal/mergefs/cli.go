@@ -2,6 +2,7 @@ package mergefs
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -15,6 +16,13 @@ import (
 // MergeBase). Each snapshot's Rev is what the user typed, which labels the
 // conflict markers; a computed base is labelled as git labels it.
 func ResolveRevs(store *tree.Store, ours, theirs, base string) (o, t, b *tree.Snapshot, err error) {
+	return ResolveMerge(store, ours, theirs, base, Options{})
+}
+
+// ResolveMerge is ResolveRevs for a view built with opts: a criss-cross
+// history (several merge bases) gets merge-ort's recursive virtual base,
+// built with opts' conflict style.
+func ResolveMerge(store *tree.Store, ours, theirs, base string, opts Options) (o, t, b *tree.Snapshot, err error) {
 	if theirs == "" {
 		return nil, nil, nil, fmt.Errorf("--merge: a revision to merge is required")
 	}
@@ -30,7 +38,13 @@ func ResolveRevs(store *tree.Store, ours, theirs, base string) (o, t, b *tree.Sn
 		}
 		return o, t, b, nil
 	}
-	if b, err = MergeBase(store, o, t); err != nil {
+	b, err = MergeBase(store, o, t)
+	var multi *MultipleBasesError
+	if errors.As(err, &multi) {
+		opts.attrRoot = o.Root // the inner merges read ours' attributes, as git reads the checkout's
+		b, err = RecursiveBase(store, multi.Bases, opts)
+	}
+	if err != nil {
 		return nil, nil, nil, err
 	}
 	return o, t, b, nil

@@ -35,7 +35,7 @@ func (f *FS) Conflicts() ([]Conflict, error) {
 					return err
 				}
 			case e.conf != nil:
-				o, err := f.outcomeOf(e.conf)
+				o, err := f.outcomeOf(e.conf, p)
 				if err != nil {
 					return err
 				}
@@ -54,6 +54,9 @@ func (f *FS) Conflicts() ([]Conflict, error) {
 		if err := walk(d, ""); err != nil {
 			return nil, err
 		}
+	}
+	if f.ren != nil {
+		out = append(out, f.ren.ghosts...)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil

@@ -84,10 +84,18 @@ func runGitEnv(t testing.TB, dir string, env []string, args ...string) (string, 
 
 // gitMerge is git's own answer: the result tree and the conflicted paths of
 // `git merge-tree --write-tree --name-only`.
+// gitConfig is extra "-c" configuration for gitMerge (a test that sets it
+// must not run in parallel).
+var gitConfig []string
+
 func gitMerge(t testing.TB, repo, ours, theirs string, style merge3.Style) (string, []string) {
 	t.Helper()
-	out, code := runGit(t, repo, "-c", "merge.conflictStyle="+style.String(),
-		"merge-tree", "--write-tree", "--name-only", "-z", ours, theirs)
+	args := []string{"-c", "merge.conflictStyle=" + style.String()}
+	for _, c := range gitConfig {
+		args = append(args, "-c", c)
+	}
+	args = append(args, "merge-tree", "--write-tree", "--name-only", "-z", ours, theirs)
+	out, code := runGit(t, repo, args...)
 	if code > 1 {
 		t.Fatalf("git merge-tree exited %d: %s", code, out)
 	}
@@ -128,7 +136,13 @@ func openFS(t testing.TB, repo, ours, theirs string, style merge3.Style, census 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(store, o, th, base, Options{UID: 1000, GID: 1000, Style: style}), store
+	mopts := Options{UID: 1000, GID: 1000, Style: style}
+	for _, c := range gitConfig {
+		if v, ok := strings.CutPrefix(c, "merge.directoryRenames="); ok {
+			mopts.DirectoryRenames = v
+		}
+	}
+	return New(store, o, th, base, mopts), store
 }
 
 // servedFile is what the merge view serves at a path, in git's terms.

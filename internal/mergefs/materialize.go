@@ -31,9 +31,12 @@ const (
 	KindBinary                         // both sides changed a binary file: ours is left
 	KindDistinctTypes                  // file, symlink or submodule on each side: one moved to path~BRANCH
 	KindSubmodule                      // both sides moved a submodule: ours is left
+	KindRenameDelete                   // one side renamed what the other deleted: the renamed file stays
+	KindRenameRename                   // both sides renamed the file, to different paths: both stay
+	KindFileLocation                   // added into a directory the other side renamed: moved there, to be confirmed
 )
 
-var kindNames = []string{"content", "add/add", "modify/delete", "file/directory", "mode", "binary", "distinct types", "submodule"}
+var kindNames = []string{"content", "add/add", "modify/delete", "file/directory", "mode", "binary", "distinct types", "submodule", "rename/delete", "rename/rename", "file location"}
 
 func (k Kind) String() string {
 	var s []string
@@ -62,6 +65,12 @@ type cfile struct {
 	base   plumbing.Hash
 	ours   plumbing.Hash
 	theirs plumbing.Hash
+	// labels replace the view's labels when a rename brought the versions
+	// from different paths ("REV:path", as merge-ort writes them).
+	labels *merge3.Labels
+	// extraMarker lengthens the markers of a merge whose result is merged
+	// again (rename/rename, rename/add), as merge-ort does.
+	extraMarker int
 }
 
 func (c *cfile) contentKind() Kind {
@@ -75,7 +84,7 @@ func (c *cfile) contentKind() Kind {
 // same bytes wherever they appear.
 func (f *FS) conflict(c *cfile) *cfile {
 	h := sha1.New()
-	var buf [8]byte
+	var buf [8]byte // kinds(2) kind known noBase merge extraMarker
 	h.Write([]byte("gitnfs conflict\x00"))
 	binary.BigEndian.PutUint16(buf[:2], uint16(c.kinds))
 	buf[2] = byte(c.result.Kind)
@@ -84,9 +93,13 @@ func (f *FS) conflict(c *cfile) *cfile {
 			buf[3+i] = 1
 		}
 	}
-	h.Write(buf[:6])
+	buf[6] = byte(c.extraMarker)
+	h.Write(buf[:7])
 	for _, x := range []plumbing.Hash{c.result.Hash, c.base, c.ours, c.theirs} {
 		h.Write(x[:])
+	}
+	if c.labels != nil {
+		h.Write([]byte("\x00" + c.labels.Base + "\x00" + c.labels.Ours + "\x00" + c.labels.Theirs))
 	}
 	copy(c.key[:], h.Sum(nil))
 	v, _ := f.files.LoadOrStore(c.key, c)
@@ -130,43 +143,52 @@ func (c *cfile) kindsOf(o outcome) Kind {
 const maxXdiffSize = 1024 * 1024 * 1023
 
 // outcomeOf is c's size and status, materializing it if it never was.
-func (f *FS) outcomeOf(c *cfile) (outcome, error) {
-	if v, ok := f.outcomes.Load(c.key); ok {
+func (f *FS) outcomeOf(c *cfile, path string) (outcome, error) {
+	_, key, err := f.mergeAttrOf(c, path)
+	if err != nil {
+		return outcome{}, err
+	}
+	if v, ok := f.outcomes.Load(key); ok {
 		return v.(outcome), nil
 	}
-	m, err := f.materialize(c)
+	m, err := f.materialize(c, path)
 	if err != nil {
 		return outcome{}, err
 	}
 	return m.outcome, nil
 }
 
-// materialize computes c's content once however many callers ask at the
-// same time, and keeps it in a byte-bounded LRU.
-func (f *FS) materialize(c *cfile) (*mat, error) {
-	if m, ok := f.cache.get(c.key); ok {
+// materialize computes c's content at path once however many callers ask
+// at the same time, and keeps it in a byte-bounded LRU. The key is c's,
+// unless path's merge attributes change the merge (see attributes.go).
+func (f *FS) materialize(c *cfile, path string) (*mat, error) {
+	a, key, err := f.mergeAttrOf(c, path)
+	if err != nil {
+		return nil, err
+	}
+	if m, ok := f.cache.get(key); ok {
 		return m, nil
 	}
-	return f.flight.do(c.key, func() (*mat, error) {
-		if m, ok := f.cache.get(c.key); ok {
+	return f.flight.do(key, func() (*mat, error) {
+		if m, ok := f.cache.get(key); ok {
 			return m, nil
 		}
-		m, err := f.compute(c)
+		m, err := f.compute(c, path, a)
 		if err != nil {
 			return nil, err
 		}
 		f.store.Stats().ConflictsMaterialized.Add(1)
-		f.outcomes.Store(c.key, m.outcome)
-		f.cache.put(c.key, m, int64(len(m.data)))
+		f.outcomes.Store(key, m.outcome)
+		f.cache.put(key, m, int64(len(m.data)))
 		return m, nil
 	})
 }
 
-func (f *FS) compute(c *cfile) (*mat, error) {
+func (f *FS) compute(c *cfile, path string, a mergeAttr) (*mat, error) {
 	if !c.merge {
 		m := &mat{blob: c.result.Hash}
 		if c.result.Kind != tree.Gitlink { // a commit id, served as an empty directory
-			size, err := f.store.BlobSize(c.result.Hash)
+			size, err := f.blobSize(c.result.Hash)
 			if err != nil {
 				return nil, err
 			}
@@ -174,18 +196,24 @@ func (f *FS) compute(c *cfile) (*mat, error) {
 		}
 		return m, nil
 	}
+	if a.kind == drvBinary || a.kind == drvExternal {
+		return f.mergeByAttr(c, path, a)
+	}
 	sizes := [3]int64{}
 	for i, h := range []plumbing.Hash{c.base, c.ours, c.theirs} {
 		if h.IsZero() {
 			continue
 		}
-		s, err := f.store.BlobSize(h)
+		s, err := f.blobSize(h)
 		if err != nil {
 			return nil, err
 		}
 		sizes[i] = s
 	}
 	if sizes[0] > maxXdiffSize || sizes[1] > maxXdiffSize || sizes[2] > maxXdiffSize {
+		if f.depth > 0 {
+			return f.virtualBinary(c, sizes[0]), nil
+		}
 		return &mat{outcome: outcome{size: sizes[1], conflicts: 1, binary: true}, blob: c.ours}, nil
 	}
 	var in [3][]byte
@@ -199,22 +227,40 @@ func (f *FS) compute(c *cfile) (*mat, error) {
 		}
 		in[i] = b
 	}
-	opts := merge3.MergeTreeOptions(f.style)
+	opts := a.textOptions(merge3.MergeTreeOptions(f.style))
 	opts.Labels = f.labels
+	if c.labels != nil {
+		opts.Labels = *c.labels
+	}
+	if c.extraMarker > 0 {
+		opts.MarkerSize = a.markerSize() + c.extraMarker
+	}
 	r := merge3.MergeWith(in[0], in[1], in[2], opts)
 	f.store.Stats().ContentMerges.Add(1)
 	if r.Binary {
+		if f.depth > 0 {
+			return f.virtualBinary(c, sizes[0]), nil
+		}
 		return &mat{outcome: outcome{size: sizes[1], conflicts: r.Conflicts, binary: true}, blob: c.ours}, nil
 	}
 	f.store.Stats().MergedBytes.Add(int64(len(r.Content)))
 	return &mat{outcome: outcome{size: int64(len(r.Content)), conflicts: r.Conflicts}, data: r.Content}, nil
 }
 
+// virtualBinary is ll_binary_merge inside a virtual merge base: the base's
+// bytes (empty without a base), cleanly.
+func (f *FS) virtualBinary(c *cfile, baseSize int64) *mat {
+	if c.base.IsZero() {
+		return &mat{data: []byte{}}
+	}
+	return &mat{outcome: outcome{size: baseSize}, blob: c.base}
+}
+
 func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
 	buf := make([]byte, size)
 	got := 0
 	for got < len(buf) {
-		n, err := f.store.ReadBlobAt(h, buf[got:], int64(got))
+		n, err := f.readBlobAt(h, buf[got:], int64(got))
 		got += n
 		if errors.Is(err, io.EOF) {
 			break
@@ -236,7 +282,7 @@ func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
 // (io.EOF when the read reaches the end).
 func (f *FS) readAt(m *mat, p []byte, off int64) (int, error) {
 	if m.data == nil {
-		return f.store.ReadBlobAt(m.blob, p, off)
+		return f.readBlobAt(m.blob, p, off)
 	}
 	if off < 0 {
 		return 0, fmt.Errorf("negative offset %d", off)

@@ -10,13 +10,14 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/tree"
 )
 
 // The tree-level merge: which name of a merged directory comes from where.
 //
 // It follows merge-ort (git merge, git merge-tree --write-tree, git 2.39)
-// path by path, without rename detection:
+// path by path (renames.go adjusts the paths that renames touch):
 //
 //   - a name equal on both sides, or equal to the base on one side, is that
 //     side's entry: a blob or a whole subtree, served as is;
@@ -47,12 +48,16 @@ func (tr triple) key() [20]byte {
 // mdir is one merged directory, shared by every path whose three trees are
 // the same (content-addressed by its triple).
 type mdir struct {
-	key  [20]byte
-	tr   triple
-	mu   sync.Mutex  // held while merging
-	done atomic.Bool // ents and subs are set (and never change again)
-	ents []mentry    // sorted by name in byte order, like tree.Listing
-	subs int         // entries a checkout shows as directories (for nlink)
+	key [20]byte
+	tr  triple
+	// path is set for a directory that renames touch (dirty): it is merged
+	// with the overrides of the paths below it and shared with no other.
+	path  string
+	dirty bool
+	mu    sync.Mutex  // held while merging
+	done  atomic.Bool // ents and subs are set (and never change again)
+	ents  []mentry    // sorted by name in byte order, like tree.Listing
+	subs  int         // entries a checkout shows as directories (for nlink)
 }
 
 // mentry is one name of a merged directory: exactly one of plain (an entry
@@ -187,13 +192,19 @@ func (f *FS) listings(tr triple) (lb, lo, lt *tree.Listing, err error) {
 	return
 }
 
-// dirFor returns the shared merged directory of a triple.
-func (f *FS) dirFor(tr triple) *mdir {
+// dirFor returns the merged directory of a triple at path: shared by
+// every path with the same triple, unless renames touch it.
+func (f *FS) dirFor(tr triple, path string, dirty bool) *mdir {
 	k := tr.key()
+	if dirty {
+		k = tr.dirKey(path)
+	} else {
+		path = ""
+	}
 	if d, ok := f.dirs.Load(k); ok {
 		return d.(*mdir)
 	}
-	d, _ := f.dirs.LoadOrStore(k, &mdir{key: k, tr: tr})
+	d, _ := f.dirs.LoadOrStore(k, &mdir{key: k, tr: tr, path: path, dirty: dirty})
 	return d.(*mdir)
 }
 
@@ -210,7 +221,7 @@ func (f *FS) merged(d *mdir) (*mdir, error) {
 	if d.done.Load() {
 		return d, nil
 	}
-	ents, subs, err := f.mergeDir(d.tr)
+	ents, subs, err := f.mergeDir(d)
 	if err != nil {
 		return nil, err
 	}
@@ -227,8 +238,19 @@ type dirPart struct {
 	dir   *mdir
 }
 
-func (f *FS) dirPartOf(b, o, t *tree.Entry) (dirPart, error) {
+func (f *FS) dirPartOf(b, o, t *tree.Entry, path string, dirty bool) (dirPart, error) {
 	db, do, dt := dirHash(b), dirHash(o), dirHash(t)
+	if dirty {
+		// Renames change what is below (a directory rename may even
+		// make a directory no side has): merge it now to know whether
+		// anything survives.
+		d := f.dirFor(triple{db, do, dt}, path, true)
+		md, err := f.merged(d)
+		if err != nil || len(md.ents) == 0 {
+			return dirPart{}, err
+		}
+		return dirPart{dir: d}, nil
+	}
 	switch {
 	case do.IsZero() && dt.IsZero():
 		// Only the base had a directory here: both sides removed it, and
@@ -239,7 +261,7 @@ func (f *FS) dirPartOf(b, o, t *tree.Entry) (dirPart, error) {
 	case db.IsZero() && do.IsZero():
 		return dirPart{plain: t}, nil
 	}
-	d := f.dirFor(triple{db, do, dt})
+	d := f.dirFor(triple{db, do, dt}, "", false)
 	ok, err := f.nonEmpty(d.tr)
 	if err != nil || !ok {
 		return dirPart{}, err
@@ -295,14 +317,32 @@ type placed struct {
 	rename string // "" keeps e.name; otherwise the branch label to append
 }
 
-func (f *FS) mergeDir(tr triple) ([]mentry, int, error) {
-	lb, lo, lt, err := f.listings(tr)
+func (f *FS) mergeDir(d *mdir) ([]mentry, int, error) {
+	if f.renErr != nil {
+		return nil, 0, f.renErr
+	}
+	lb, lo, lt, err := f.listings(d.tr)
 	if err != nil {
 		return nil, 0, err
 	}
 	f.store.Stats().MergedDirs.Add(1)
 	var out []placed
+	var seen map[string]bool
+	if d.dirty {
+		seen = map[string]bool{}
+	}
 	names3(lb, lo, lt, func(name string, b, o, t *tree.Entry) bool {
+		if d.dirty {
+			seen[name] = true
+			full := join(d.path, name)
+			ov, childDirty := f.ren.override(full), f.ren.isDirty(full)
+			if ov != nil || childDirty {
+				var more []placed
+				more, err = f.mergeRenamed(name, full, b, o, t, ov, childDirty)
+				out = append(out, more...)
+				return err == nil
+			}
+		}
 		switch {
 		case same(o, t):
 			if o != nil {
@@ -321,7 +361,7 @@ func (f *FS) mergeDir(tr triple) ([]mentry, int, error) {
 			return true
 		}
 		var dp dirPart
-		if dp, err = f.dirPartOf(b, o, t); err != nil {
+		if dp, err = f.dirPartOf(b, o, t, "", false); err != nil {
 			return false
 		}
 		fb, fo, ft := fileOf(b), fileOf(o), fileOf(t)
@@ -332,13 +372,30 @@ func (f *FS) mergeDir(tr triple) ([]mentry, int, error) {
 		if fo == nil && ft == nil {
 			return true // at most the base had a file: deleted on both sides
 		}
-		out = append(out, f.resolveFile(name, fb, fo, ft, hasDir)...)
+		out = append(out, f.resolveFile(name, fb, fo, ft, hasDir, nil)...)
 		return true
 	})
 	if err != nil {
 		return nil, 0, err
 	}
+	extra := false
+	for name := range f.ren.kidsOf(d) {
+		if seen[name] {
+			continue
+		}
+		// A name no side has here: a directory rename moved a path in.
+		full := join(d.path, name)
+		more, err := f.mergeRenamed(name, full, nil, nil, nil, f.ren.override(full), f.ren.isDirty(full))
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, more...)
+		extra = true
+	}
 	ents := f.place(out, lb, lo, lt)
+	if extra {
+		sort.SliceStable(ents, func(i, j int) bool { return ents[i].name < ents[j].name })
+	}
 	subs := 0
 	for i := range ents {
 		if ents[i].isDir() {
@@ -358,7 +415,7 @@ func derefOr(e *tree.Entry) tree.Entry {
 // resolveFile decides the file side of a name whose three entries are not
 // resolved by a match (merge-ort's process_entry). dirInWay is true when a
 // directory survives at the name: the file then moves aside, conflicted.
-func (f *FS) resolveFile(name string, fb, fo, ft *tree.Entry, dirInWay bool) []placed {
+func (f *FS) resolveFile(name string, fb, fo, ft *tree.Entry, dirInWay bool, labels *merge3.Labels, dfBranch ...string) []placed {
 	at := func(e mentry, branch string) placed {
 		e.name = name
 		if dirInWay {
@@ -371,6 +428,9 @@ func (f *FS) resolveFile(name string, fb, fo, ft *tree.Entry, dirInWay bool) []p
 	if fo == nil {
 		branch = f.labels.Theirs
 	}
+	if len(dfBranch) > 0 {
+		branch = dfBranch[0] // a renamed file: the side without the directory
+	}
 	var df Kind
 	if dirInWay {
 		df = KindFileDirectory
@@ -378,6 +438,13 @@ func (f *FS) resolveFile(name string, fb, fo, ft *tree.Entry, dirInWay bool) []p
 	// No two of the present entries are equal: mergeDir resolved those
 	// names before asking (a file equal to another is the whole entry).
 	switch {
+	case fo != nil && ft != nil && typeClass(fo.Kind) != typeClass(ft.Kind) && f.depth > 0:
+		// Inside a virtual merge base, the base's version stands in.
+		if fb == nil {
+			return nil
+		}
+		return []placed{at(mentry{plain: *fb}, branch)}
+
 	case fo != nil && ft != nil && typeClass(fo.Kind) != typeClass(ft.Kind):
 		// CONFLICT (distinct types): keep both, moving the regular file
 		// aside (ours first), or both when neither is a regular file.
@@ -398,9 +465,19 @@ func (f *FS) resolveFile(name string, fb, fo, ft *tree.Entry, dirInWay bool) []p
 		return []placed{pa, pb}
 
 	case fo != nil && ft != nil:
-		e := f.contentMerge(fb, fo, ft)
-		e.name = name
-		return []placed{{e: e}}
+		e := f.contentMergeLabelled(fb, fo, ft, labels)
+		if e.conf == nil && e.plain.Kind == 0 {
+			return nil // a virtual base's unmergeable path without a base version
+		}
+		if dirInWay {
+			// Only renames bring two files to a name a directory holds.
+			e = f.forceConflict(e, KindFileDirectory)
+		}
+		return []placed{at(e, branch)}
+
+	case fb != nil && f.depth > 0:
+		// modify/delete inside a virtual merge base: the base's version.
+		return []placed{at(mentry{plain: *fb}, branch)}
 
 	case fb != nil:
 		// modify/delete: the modified side stays.
@@ -436,7 +513,12 @@ func (f *FS) plainOrConflict(e tree.Entry, df Kind) mentry {
 // side changed the mode, the other the content) is an existing blob and is
 // served as a plain entry, with attributes.
 func (f *FS) contentMerge(fb, fo, ft *tree.Entry) mentry {
-	c := &cfile{noBase: fb == nil}
+	return f.contentMergeLabelled(fb, fo, ft, nil)
+}
+
+// contentMergeLabelled is contentMerge with the labels of a renamed path.
+func (f *FS) contentMergeLabelled(fb, fo, ft *tree.Entry, labels *merge3.Labels) mentry {
+	c := &cfile{noBase: fb == nil, labels: labels}
 	mb, mo, mt := kindOf(fb), fo.Kind, ft.Kind
 	if mo == mt || mo == mb {
 		c.result.Kind = mt
@@ -458,6 +540,20 @@ func (f *FS) contentMerge(fb, fo, ft *tree.Entry) mentry {
 		if typeClass(mb) == tree.File {
 			c.base = hb
 		}
+		// Markers of a merge inside a virtual merge base are longer, so
+		// that the outer merge's markers stay apart (merge-ort).
+		c.extraMarker = 2 * f.depth
+	case f.depth > 0 && (typeClass(mo) == tree.Symlink || typeClass(mb) != tree.Gitlink):
+		// Inside a virtual merge base, an unmergeable symlink or
+		// submodule is the base's version (none: the path goes).
+		if fb == nil {
+			return mentry{}
+		}
+		return mentry{plain: *fb}
+	case f.depth > 0:
+		// A submodule both sides moved, in a virtual merge base: the
+		// base's commit, with the merged mode.
+		c.result.Hash = hb
 	case typeClass(mo) == tree.Gitlink:
 		// merge-tree cannot merge a submodule it has not checked out.
 		c.result.Hash = fo.Hash

@@ -6,8 +6,8 @@
 // READLINK). READDIRPLUS lists such a path with a handle and without
 // attributes, so a walk never pays for a merge.
 //
-// The result is merge-ort's (git merge-tree --write-tree, git 2.39) without
-// rename detection: the same paths, modes and bytes, the same conflicted
+// The result is merge-ort's (git merge-tree --write-tree, git 2.39), with
+// its rename detection (renames.go): the same paths, modes and bytes, the same conflicted
 // paths, path~BRANCH for a file pushed aside by a directory or for a
 // distinct-types clash, and conflict markers labelled with the revisions as
 // the user typed them.
@@ -53,6 +53,14 @@ type FS struct {
 	cache              *matCache
 	flight             flight
 	longPaths          nfs.LongPaths // for handles too long to carry their path
+	ren                *renameState  // nil: no rename changes the result
+	renErr             error         // rename detection failed: every merged directory fails with it
+	dirRenames         dirRenameMode
+	dirRenamesName     string
+	depth              int
+	attrOnce           sync.Once
+	attrs2             *attrState    // .gitattributes (attributes.go)
+	attrRoot           plumbing.Hash // the tree attributes come from, when not ours
 }
 
 // Options configure a merge view.
@@ -68,6 +76,24 @@ type Options struct {
 	// the Rev of its snapshot (what the user typed; MergeBase labels the
 	// base it computes as git does, with its abbreviated id).
 	Labels merge3.Labels
+	// DirectoryRenames is git's merge.directoryRenames: "conflict" (the
+	// default, also ""), "true" (move without a conflict) or "false".
+	DirectoryRenames string
+
+	// depth > 0 builds a virtual merge base (recursive.go): merge-ort's
+	// call_depth rules apply; attrRoot is the outer view's ours tree.
+	depth    int
+	attrRoot plumbing.Hash
+}
+
+// ParseDirectoryRenames checks a --directory-renames value (git's
+// merge.directoryRenames: conflict, true or false).
+func ParseDirectoryRenames(s string) (string, error) {
+	switch s {
+	case "", "conflict", "true", "false":
+		return s, nil
+	}
+	return "", fmt.Errorf("%q: want conflict (move files added into a renamed directory along, conflicted), true (move them cleanly) or false (leave them)", s)
 }
 
 // DefaultCacheBytes bounds materialized content when Options.CacheBytes is 0.
@@ -76,7 +102,7 @@ const DefaultCacheBytes = 64 << 20
 // New returns the merge of ours and theirs with base as their common
 // ancestor (see MergeBase). The three snapshots may be commits or trees.
 func New(store *tree.Store, ours, theirs, base *tree.Snapshot, opts Options) *FS {
-	f := &FS{store: store, ours: ours, theirs: theirs, base: base, style: opts.Style, sizer: storeSizer{store}}
+	f := &FS{store: store, ours: ours, theirs: theirs, base: base, style: opts.Style}
 	f.labels = opts.Labels
 	if f.labels.Ours == "" {
 		f.labels.Ours = ours.Rev
@@ -97,6 +123,19 @@ func New(store *tree.Store, ours, theirs, base *tree.Snapshot, opts Options) *FS
 		t = theirs.Time
 	}
 	f.attrs = fattr.Context{UID: opts.UID, GID: opts.GID, Fsid: Fsid(store.ID(), ours.Rev, theirs.Rev), Time: t}
+	f.sizer = storeSizer{store, f}
+	f.depth, f.attrRoot = opts.depth, opts.attrRoot
+	switch opts.DirectoryRenames {
+	case "false":
+		f.dirRenames = dirRenamesOff
+	case "true":
+		f.dirRenames = dirRenamesMove
+	}
+	f.dirRenamesName = opts.DirectoryRenames
+	if f.depth > 0 {
+		f.dirRenames = dirRenamesOff // merge-ort: no directory renames in a virtual base
+	}
+	f.ren, f.renErr = f.detectRenames()
 
 	b, o, th := base.Root, ours.Root, theirs.Root
 	switch {
@@ -105,7 +144,7 @@ func New(store *tree.Store, ours, theirs, base *tree.Snapshot, opts Options) *FS
 	case b == o:
 		f.root = f.plainNode(fattr.RootID, "", tree.Entry{Kind: tree.Dir, Hash: th})
 	default:
-		d := f.dirFor(triple{b, o, th})
+		d := f.dirFor(triple{b, o, th}, "", f.ren.isDirty(""))
 		f.root = nfs.Node{ID: fattr.RootID, Type: fattr.Dir, Tag: tagMergedDir, Key: d.key}
 	}
 	return f
@@ -124,12 +163,18 @@ func Fsid(repoID, ours, theirs string) uint64 {
 // Labels are the names written after conflict markers.
 func (f *FS) Labels() merge3.Labels { return f.labels }
 
+// DirectoryRenames is the --directory-renames the view was built with.
+func (f *FS) DirectoryRenames() string { return f.dirRenamesName }
+
 // Base is the merge base the view was built on.
 func (f *FS) Base() *tree.Snapshot { return f.base }
 
-type storeSizer struct{ s *tree.Store }
+type storeSizer struct {
+	s *tree.Store
+	f *FS
+}
 
-func (z storeSizer) BlobSize(h plumbing.Hash) (int64, error) { return z.s.BlobSize(h) }
+func (z storeSizer) BlobSize(h plumbing.Hash) (int64, error) { return z.f.blobSize(h) }
 func (z storeSizer) Subdirs(h plumbing.Hash) (int, error) {
 	l, err := z.s.Listing(h)
 	if err != nil {
@@ -366,7 +411,7 @@ func (f *FS) Attr(n nfs.Node) (fattr.Attr, error) {
 			break
 		}
 		var o outcome
-		if o, err = f.outcomeOf(c); err == nil {
+		if o, err = f.outcomeOf(c, n.Path); err == nil {
 			a, err = f.attrs.Of(n.ID, tree.Entry{Kind: c.result.Kind}, fixedSizer{size: o.size})
 		}
 	default:
@@ -392,13 +437,13 @@ func (f *FS) InlineAttr(n nfs.Node) (fattr.Attr, bool, error) {
 // ReadAt implements nfs.FS.
 func (f *FS) ReadAt(n nfs.Node, p []byte, off int64) (int, error) {
 	if n.Tag != tagConflict {
-		return f.store.ReadBlobAt(n.Key, p, off)
+		return f.readBlobAt(n.Key, p, off)
 	}
 	c, err := f.cfileOf(n)
 	if err != nil {
 		return 0, err
 	}
-	m, err := f.materialize(c)
+	m, err := f.materialize(c, n.Path)
 	if err != nil {
 		return 0, err
 	}
@@ -414,13 +459,13 @@ func (f *FS) Readlink(n nfs.Node) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		m, err := f.materialize(c)
+		m, err := f.materialize(c, n.Path)
 		if err != nil {
 			return "", err
 		}
 		h = m.blob
 	}
-	size, err := f.store.BlobSize(h)
+	size, err := f.blobSize(h)
 	if err != nil {
 		return "", err
 	}
@@ -428,7 +473,7 @@ func (f *FS) Readlink(n nfs.Node) (string, error) {
 		return "", fmt.Errorf("%s: symlink target of %d bytes exceeds PATH_MAX", n.Path, size)
 	}
 	buf := make([]byte, size)
-	got, err := f.store.ReadBlobAt(h, buf, 0)
+	got, err := f.readBlobAt(h, buf, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return "", err
 	}

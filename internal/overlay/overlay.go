@@ -54,6 +54,11 @@ type Options struct {
 	// as typed, the commit (hex, "" for a raw tree) and the root tree (hex).
 	// A new DIR records them; an existing one must match unless Force.
 	Repo, Rev, Commit, Tree string
+	// Merge, for a base that is a merge view, is what rebuilding that view
+	// byte for byte takes. Tree identifies the base; over the same Tree a
+	// different Merge (other labels or style, or none recorded yet)
+	// replaces the recorded one: DIR records the view as last served.
+	Merge *MergeIdentity
 	// Force opens DIR against another base than it was made with, and
 	// records the new one.
 	Force bool
@@ -72,6 +77,39 @@ type Identity struct {
 	Rev    string `json:"rev"`
 	Commit string `json:"commit,omitempty"`
 	Tree   string `json:"tree"`
+	// Merge is set when the base is a merge view (gitnfs serve --merge);
+	// Tree then names its three trees. Overlays made before it existed
+	// have none.
+	Merge *MergeIdentity `json:"merge,omitempty"`
+}
+
+// MergeIdentity is what rebuilding a merge view takes: its three sides,
+// the conflict-marker style and the labels the markers carry (the same
+// merge with other labels has other bytes).
+type MergeIdentity struct {
+	Ours   MergeSide   `json:"ours"`
+	Theirs MergeSide   `json:"theirs"`
+	Base   MergeSide   `json:"base"`
+	Style  string      `json:"style"` // as --conflict-style names it
+	Labels MergeLabels `json:"labels"`
+	// DirectoryRenames is --directory-renames ("" for git's default,
+	// conflict): where a file added into a renamed directory goes.
+	DirectoryRenames string `json:"directoryRenames,omitempty"`
+}
+
+// MergeSide is one revision of a merge: as typed, its commit (hex, "" for
+// a raw tree) and its root tree (hex).
+type MergeSide struct {
+	Rev    string `json:"rev"`
+	Commit string `json:"commit,omitempty"`
+	Tree   string `json:"tree"`
+}
+
+// MergeLabels are the names written after the conflict markers.
+type MergeLabels struct {
+	Ours   string `json:"ours"`
+	Theirs string `json:"theirs"`
+	Base   string `json:"base"`
 }
 
 const identityFormat = 1
@@ -225,7 +263,7 @@ func (f *FS) takeLock() error {
 }
 
 func (f *FS) checkIdentity() error {
-	want := Identity{Format: identityFormat, Repo: f.opts.Repo, Rev: f.opts.Rev, Commit: f.opts.Commit, Tree: f.opts.Tree}
+	want := Identity{Format: identityFormat, Repo: f.opts.Repo, Rev: f.opts.Rev, Commit: f.opts.Commit, Tree: f.opts.Tree, Merge: f.opts.Merge}
 	if !fileExists(filepath.Join(f.dir, "overlay.json")) {
 		// A new overlay: DIR must be empty (or hold only what Open made).
 		if f.opts.ReadOnly {
@@ -246,7 +284,17 @@ func (f *FS) checkIdentity() error {
 	}
 	f.ident = have
 	same := have.Repo == want.Repo && have.Tree == want.Tree && have.Commit == want.Commit
-	if same || f.opts.ReadOnly {
+	if f.opts.ReadOnly {
+		return nil
+	}
+	if same {
+		if want.Merge != nil && (have.Merge == nil || *have.Merge != *want.Merge) {
+			// The same three trees, served as this merge view now: its
+			// revisions, style and labels (an older gitnfs recorded none)
+			// are what status and commit rebuild.
+			f.ident = want
+			return f.writeIdentity()
+		}
 		return nil
 	}
 	what := func(id Identity) string {

@@ -1,0 +1,94 @@
+package tree
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// virtualObjects are trees and blobs that exist only in this process: a
+// recursive merge's virtual merge base, or merged bytes that a later merge
+// reads. They are addressed by the ids git would give them, so everything
+// that reads the store (listings, sizes, reads) sees them like stored
+// objects, and the object store itself is never written.
+type virtualObjects struct {
+	blobs sync.Map // plumbing.Hash -> []byte
+	trees sync.Map // plumbing.Hash -> *Listing
+}
+
+func (v *virtualObjects) blob(h plumbing.Hash) ([]byte, bool) {
+	b, ok := v.blobs.Load(h)
+	if !ok {
+		return nil, false
+	}
+	return b.([]byte), true
+}
+
+func (v *virtualObjects) tree(h plumbing.Hash) (*Listing, bool) {
+	l, ok := v.trees.Load(h)
+	if !ok {
+		return nil, false
+	}
+	return l.(*Listing), true
+}
+
+// PutBlob keeps data in memory as a blob and returns its id.
+func (s *Store) PutBlob(data []byte) plumbing.Hash {
+	h := plumbing.ComputeHash(plumbing.BlobObject, data)
+	s.virtual.blobs.LoadOrStore(h, data)
+	return h
+}
+
+// PutTree keeps a tree of entries in memory and returns the id git would
+// give it. Entries need not be sorted; names must be unique and valid.
+func (s *Store) PutTree(entries []Entry) (plumbing.Hash, error) {
+	l := &Listing{Entries: append([]Entry(nil), entries...)}
+	sort.Slice(l.Entries, func(i, j int) bool { return l.Entries[i].Name < l.Entries[j].Name })
+	for i, e := range l.Entries {
+		if e.Name == "" || bytes.ContainsAny([]byte(e.Name), "/\x00") || (i > 0 && l.Entries[i-1].Name == e.Name) {
+			return plumbing.ZeroHash, fmt.Errorf("virtual tree: bad or duplicate name %q", e.Name)
+		}
+		if e.Kind.IsDir() {
+			l.Subdirs++
+		}
+	}
+	// git orders a tree's entries by name, a directory's name as if it
+	// ended with '/'.
+	git := append([]Entry(nil), l.Entries...)
+	key := func(e Entry) string {
+		if e.Kind == Dir {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	sort.Slice(git, func(i, j int) bool { return key(git[i]) < key(git[j]) })
+	var buf bytes.Buffer
+	for _, e := range git {
+		buf.WriteString(strconv.FormatUint(uint64(gitMode(e.Kind)), 8))
+		buf.WriteByte(' ')
+		buf.WriteString(e.Name)
+		buf.WriteByte(0)
+		buf.Write(e.Hash[:])
+	}
+	h := plumbing.ComputeHash(plumbing.TreeObject, buf.Bytes())
+	s.virtual.trees.LoadOrStore(h, l)
+	return h, nil
+}
+
+func gitMode(k Kind) uint32 {
+	switch k {
+	case Dir:
+		return 0o40000
+	case Exec:
+		return 0o100755
+	case Symlink:
+		return 0o120000
+	case Gitlink:
+		return 0o160000
+	}
+	return 0o100644
+}
