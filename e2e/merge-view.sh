@@ -7,8 +7,9 @@
 #
 # It generates the e2e repository, makes two branches from it with edits of
 # every kind the merge view handles (changed on one side, on both sides
-# cleanly, conflicting, add/add, modify/delete, mode clashes; no renames, which
-# gitnfs does not detect), commits git merge-tree's result tree as "merged",
+# cleanly, conflicting, add/add, modify/delete, mode clashes, renames on
+# either side and both, on a criss-cross history with two merge bases),
+# commits git merge-tree's result tree as "merged",
 # and runs e2e/run.sh with the server serving the merge and the expectation
 # computed from "merged". The digests of cat_all then compare every byte and
 # every mode with git's.
@@ -40,32 +41,39 @@ g() { git -C "$REPO" "$@"; }
 mapfile -t FILES < <(g ls-tree -r -z HEAD | tr '\0' '\n' | awk -F'\t' '$1 ~ /^100644 blob/ {print $2}' |
   grep -E '^[A-Za-z0-9_./-]+$' | head -400 | while read -r p; do
   if (($(g cat-file -p "HEAD:$p" | tr -d -c '\000' | wc -c) == 0)); then echo "$p"; fi; done | head -60)
-((${#FILES[@]} >= 14)) || { echo "merge-view.sh: only ${#FILES[@]} text files to edit" >&2; exit 1; }
+((${#FILES[@]} >= 19)) || { echo "merge-view.sh: only ${#FILES[@]} text files to edit" >&2; exit 1; }
 
-# branch NAME EDITS...: a commit on HEAD's tree with the given edits, where an
-# edit is "line|PATH|N|TEXT" (replace line N), "top|PATH|TEXT" (prepend),
-# "end|PATH|TEXT" (append), "rm|PATH", "add|PATH|TEXT" or "chmod|PATH".
+# branch NAME PARENTS EDITS...: a commit whose parents are PARENTS (space
+# separated; the first one's tree is edited), where an edit is
+# "line|PATH|N|TEXT" (replace line N), "top|PATH|TEXT" (prepend),
+# "end|PATH|TEXT" (append), "rm|PATH", "add|PATH|TEXT", "chmod|PATH" or
+# "mv|PATH|NEWPATH" (a rename, content unchanged).
 branch() {
-  local name=$1; shift
+  local name=$1 parents=$2; shift 2
+  local first=${parents%% *}
   local idx=$WORK/index.$name
-  GIT_INDEX_FILE=$idx git -C "$REPO" read-tree HEAD
+  GIT_INDEX_FILE=$idx git -C "$REPO" read-tree "$first"
   for e in "$@"; do
     IFS='|' read -r op p a b <<<"$e"
     case $op in
-      line) id=$(g cat-file -p "HEAD:$p" | awk -v n="$a" -v t="$b" 'NR==n{print t; next}{print}' | g hash-object -w --stdin)
+      line) id=$(g cat-file -p "$first:$p" | awk -v n="$a" -v t="$b" 'NR==n{print t; next}{print}' | g hash-object -w --stdin)
             GIT_INDEX_FILE=$idx git -C "$REPO" update-index --cacheinfo "100644,$id,$p" ;;
-      top)  id=$( { printf '%s\n' "$a"; g cat-file -p "HEAD:$p"; } | g hash-object -w --stdin)
+      top)  id=$( { printf '%s\n' "$a"; g cat-file -p "$first:$p"; } | g hash-object -w --stdin)
             GIT_INDEX_FILE=$idx git -C "$REPO" update-index --cacheinfo "100644,$id,$p" ;;
-      end)  id=$( { g cat-file -p "HEAD:$p"; printf '%s\n' "$a"; } | g hash-object -w --stdin)
+      end)  id=$( { g cat-file -p "$first:$p"; printf '%s\n' "$a"; } | g hash-object -w --stdin)
             GIT_INDEX_FILE=$idx git -C "$REPO" update-index --cacheinfo "100644,$id,$p" ;;
       rm)   GIT_INDEX_FILE=$idx git -C "$REPO" update-index --force-remove "$p" ;;
       add)  id=$(printf '%s\n' "$a" | g hash-object -w --stdin)
             GIT_INDEX_FILE=$idx git -C "$REPO" update-index --add --cacheinfo "100644,$id,$p" ;;
-      chmod) id=$(g rev-parse "HEAD:$p"); GIT_INDEX_FILE=$idx git -C "$REPO" update-index --cacheinfo "100755,$id,$p" ;;
+      chmod) id=$(g rev-parse "$first:$p"); GIT_INDEX_FILE=$idx git -C "$REPO" update-index --cacheinfo "100755,$id,$p" ;;
+      mv)   id=$(g rev-parse "$first:$p")
+            GIT_INDEX_FILE=$idx git -C "$REPO" update-index --force-remove "$p"
+            GIT_INDEX_FILE=$idx git -C "$REPO" update-index --add --cacheinfo "100644,$id,$a" ;;
     esac
   done
   local tree; tree=$(GIT_INDEX_FILE=$idx git -C "$REPO" write-tree)
-  g update-ref "refs/heads/$name" "$(g commit-tree "$tree" -p HEAD -m "$name")"
+  local ps=(); for x in $parents; do ps+=(-p "$x"); done
+  g update-ref "refs/heads/$name" "$(g commit-tree "$tree" "${ps[@]}" -m "$name")"
 }
 F=("${FILES[@]}")
 ours=() theirs=()
@@ -78,16 +86,35 @@ for i in 10 11; do ours+=("line|${F[i]}|1|ours keeps $i"); theirs+=("rm|${F[i]}"
 for i in 12 13; do ours+=("chmod|${F[i]}"); theirs+=("line|${F[i]}|1|theirs content $i"); done              # mode + content
 ours+=("add|added-both.txt|ours side" "add|added-ours.txt|only ours")
 theirs+=("add|added-both.txt|theirs side" "add|added-theirs.txt|only theirs")
-branch ours "${ours[@]}"
-branch theirs "${theirs[@]}"
+# Renames (gitnfs detects them as merge-ort does): a change follows a
+# renamed file, rename/rename and rename/delete conflict.
+ours+=("mv|${F[14]}|moved/ours-renamed-14.txt"); theirs+=("line|${F[14]}|1|theirs edits a file ours renamed")
+theirs+=("mv|${F[15]}|moved/theirs-renamed-15.txt"); ours+=("line|${F[15]}|1|ours edits a file theirs renamed")
+ours+=("mv|${F[16]}|r1/both-16.txt"); theirs+=("mv|${F[16]}|r2/both-16.txt")
+ours+=("mv|${F[18]}|gone/ours-18.txt"); theirs+=("rm|${F[18]}")
+# A criss-cross history: x and y change F[17] differently, each side merged
+# them its own way, so ours and theirs have two merge bases, which git (and
+# gitnfs) merge into a virtual base first.
+branch x HEAD "line|${F[17]}|1|x edits 17"
+branch y HEAD "line|${F[17]}|1|y edits 17"
+branch mx "x y"
+branch my "y x"
+branch ours mx "${ours[@]}"
+branch theirs my "${theirs[@]}"
+(($(g merge-base --all ours theirs | wc -l) == 2)) || { echo "merge-view.sh: not a criss-cross history" >&2; exit 1; }
 
 set +e
 # diff3 markers, as gitnfs serves by default.
 MERGED_TREE=$(g -c merge.conflictStyle=diff3 merge-tree --write-tree ours theirs | head -1)
 set -e
+[[ $MERGED_TREE =~ ^[0-9a-f]{40}$ ]] || { echo "merge-view.sh: git merge-tree failed" >&2; exit 1; }
 g update-ref refs/heads/merged "$(g commit-tree "$MERGED_TREE" -p ours -p theirs -m merged)"
 echo "merge-view.sh: git merge-tree reports $(g merge-tree --write-tree --name-only ours theirs | sed -n '2,/^$/p' | grep -c .) conflicted paths" >&2
 "$WORK/gitnfs" conflicts --repo "$REPO" --rev ours --merge theirs >&2 || true
+# The conflicted set must be git's, renames and the virtual base included.
+want=$(g -c merge.conflictStyle=diff3 merge-tree --write-tree --name-only ours theirs | sed -n '2,/^$/p' | grep . | sort || true)
+got=$("$WORK/gitnfs" conflicts --name-only --repo "$REPO" --rev ours --merge theirs | sort || true)
+[[ "$got" == "$want" ]] || { echo "merge-view.sh: gitnfs conflicts differs from git merge-tree --name-only:" >&2; diff <(echo "$want") <(echo "$got") >&2; exit 1; }
 
 # Conflicted paths come back from READDIRPLUS without attributes by design,
 # so the client LOOKUPs each: allow that many.

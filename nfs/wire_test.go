@@ -617,11 +617,33 @@ func TestConnectionLimit(t *testing.T) {
 	logs := &logBuf{}
 	f := &wireFS{size: 10}
 	addr := serveWire(t, f, nfs.Options{MaxConns: 3, Log: logs.logger()})
+	// serveWire's own probe connection holds a slot until the server has
+	// seen it close (a connection over the limit is dropped): retry until
+	// three connections all answer.
+	answers := func(c net.Conn, xid uint32) bool {
+		c.Write(record(xid, 2, 100003, 3, 0, 1, sysCred(0, "h"), nil, nil))
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		_, err := nfsclient.ReadRecord(c)
+		c.SetReadDeadline(time.Time{})
+		return err == nil
+	}
 	var conns []net.Conn
-	for i := 0; i < 3; i++ {
+	deadline := time.Now().Add(5 * time.Second)
+	for len(conns) < 3 {
 		c := dialT(t, addr)
-		nullWorks(t, c, uint32(i))
-		conns = append(conns, c)
+		if answers(c, uint32(len(conns))) {
+			conns = append(conns, c)
+			continue
+		}
+		c.Close()
+		for _, o := range conns {
+			o.Close()
+		}
+		conns = nil
+		if time.Now().After(deadline) {
+			t.Fatal("three connections were never accepted")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	extra := dialT(t, addr)
 	extra.Write(record(7, 2, 100003, 3, 0, 1, sysCred(0, "h"), nil, nil))
@@ -634,7 +656,7 @@ func TestConnectionLimit(t *testing.T) {
 	}
 	conns[0].Close()
 	// The slot frees once the server has seen the close.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline = time.Now().Add(5 * time.Second)
 	for {
 		c := dialT(t, addr)
 		c.Write(record(8, 2, 100003, 3, 0, 1, sysCred(0, "h"), nil, nil))

@@ -24,16 +24,18 @@ func newConflicts() *cobra.Command {
 		Use:   "conflicts --merge THEIRS",
 		Short: "List the conflicts of merging a revision, exit 1 if there are any",
 		Long: `conflicts merges --merge THEIRS into --rev OURS exactly as the merge view of
-"gitnfs serve --merge" serves it (git merge-tree's merge, without rename
-detection) and lists every conflicted path with its kinds: content, add/add,
-modify/delete, file/directory, mode, binary, distinct types, submodule. A file
+"gitnfs serve --merge" serves it (git merge-tree's merge, renames and
+directory renames included) and lists every conflicted path with its kinds:
+content, add/add, modify/delete, file/directory, mode, binary, distinct types,
+submodule, rename/delete, rename/rename, file location. A file
 that a directory pushed aside is listed under the name it is served at,
 path~BRANCH. Files both sides changed are merged by content to know whether
 they merge cleanly; nothing is written anywhere.
 
 The exit status is 1 when there is any conflict, 0 when the merge is clean
-(so it can gate CI) and 2 on an error (bad flag, revision or repository). The base is the merge base unless --base is given;
-with several merge bases (a criss-cross history) it refuses and names them.`,
+(so it can gate CI) and 2 on an error (bad flag, revision or repository). The
+base is the merge base unless --base is given; several merge bases (a
+criss-cross history) are merged into a virtual base first, as git does.`,
 		Example: `  gitnfs conflicts --merge origin/feature
   gitnfs conflicts --repo /srv/repo.git --rev main --merge topic --name-only`,
 		Args: cobra.NoArgs,

@@ -157,6 +157,20 @@ func rebuildMerge(store *tree.Store, m *overlay.MergeIdentity, uid, gid uint32) 
 		if id == "" {
 			id = s.Tree
 		}
+		if i == 2 && s.Commit == "" && snaps[0] != nil && snaps[1] != nil && mergefs.IsVirtualBase(s.Rev) {
+			// A criss-cross merge's base is virtual: merge the merge
+			// bases again, and check it is the same tree.
+			_, _, vb, err := mergefs.ResolveMerge(store, snaps[0].Commit.String(), snaps[1].Commit.String(), "",
+				mergefs.Options{Style: style, DirectoryRenames: m.DirectoryRenames})
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("base (the merged merge bases): %w", err)
+			}
+			if vb.Root.String() != s.Tree {
+				return nil, nil, nil, fmt.Errorf("base, the merged merge bases, is now tree %s, not the recorded %s", short12(vb.Root.String()), short12(s.Tree))
+			}
+			snaps[i] = vb
+			continue
+		}
 		snap, err := store.Resolve(id)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("%s, %s (%s): %w", which, short12(id), s.Rev, err)

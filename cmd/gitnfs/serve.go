@@ -69,7 +69,8 @@ peeled), a full or short hash, HEAD, HEAD~3, v1.0^{tree}, or a raw tree id.
 With --follow the export tracks a moving ref: each new commit is switched to
 atomically; a path whose content and mode did not change keeps its mtime, a
 changed one gets the new commit's time, so make and ninja rebuild exactly
-what changed.
+what changed. With --merge, --follow follows both refs and rebuilds the
+merge when either moves (all files then carry the new time).
 
 Files are 0644, executables 0755, directories 0755, symlinks as symlinks,
 submodules as empty directories, all owned by --uid/--gid and dated with the
@@ -136,27 +137,33 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	var mergeOurs, mergeTheirs *tree.Snapshot
 	var mergeView *mergefs.FS
 	var mergeStyle merge3.Style
+	var buildMerge func() error // (re)builds mergeView from the refs as they are now
 	if f.merge == "" && (f.base != "" || cmd.Flags().Changed("conflict-style") || cmd.Flags().Changed("directory-renames")) {
 		return fmt.Errorf("--base, --conflict-style and --directory-renames need --merge")
 	}
 	if f.merge != "" {
-		if f.follow {
-			return fmt.Errorf("--merge cannot be combined with --follow (yet)")
-		}
 		style, err := merge3.ParseStyle(f.conflictStyle)
 		if err != nil {
 			return fmt.Errorf("--conflict-style: %w", err)
 		}
-		ours, theirs, base, err := mergefs.ResolveMerge(store, f.rev, f.merge, f.base, mergefs.Options{Style: style})
-		if err != nil {
-			return err
-		}
-		mergeOurs, mergeTheirs, mergeStyle = ours, theirs, style
 		dirRenames, err := mergefs.ParseDirectoryRenames(f.dirRenames)
 		if err != nil {
 			return fmt.Errorf("--directory-renames: %w", err)
 		}
-		mergeView = mergefs.New(store, ours, theirs, base, mergefs.Options{UID: uint32(f.uid), GID: uint32(f.gid), Style: style, DirectoryRenames: dirRenames})
+		var base *tree.Snapshot
+		buildMerge = func() error {
+			ours, theirs, b, err := mergefs.ResolveMerge(store, f.rev, f.merge, f.base, mergefs.Options{Style: style})
+			if err != nil {
+				return err
+			}
+			mergeOurs, mergeTheirs, base = ours, theirs, b
+			mergeView = mergefs.New(store, ours, theirs, b, mergefs.Options{UID: uint32(f.uid), GID: uint32(f.gid), Style: style, DirectoryRenames: dirRenames})
+			return nil
+		}
+		if err := buildMerge(); err != nil {
+			return err
+		}
+		mergeStyle = style
 		served = mergeView
 		// Printed after the banner: `gitnfs mount` reads the port from the first line.
 		mergeNote = fmt.Sprintf("gitnfs: merge of %s into %s, base %s (%s markers)\n", f.merge, f.rev, base.Rev, style)
@@ -224,7 +231,19 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if f.follow {
+	switch {
+	case f.follow && f.merge != "":
+		// Both sides are followed; a move of either rebuilds the merge
+		// (every file's mtime becomes the newer side's commit time).
+		refs := follow.NewRefs(store, []string{f.rev, f.merge}, []*tree.Snapshot{mergeOurs, mergeTheirs})
+		go follow.RunRebuild(ctx, refs, func() error {
+			if err := buildMerge(); err != nil {
+				return err
+			}
+			srv.SetFS(mergeView)
+			return nil
+		}, follow.Options{Poll: f.poll, Log: log, Stats: &census.Internal})
+	case f.follow:
 		go follow.Run(ctx, store, fsys, func(next *gitfs.FS) { srv.SetFS(next) },
 			follow.Options{Rev: f.rev, Poll: f.poll, Log: log, Stats: &census.Internal})
 	}

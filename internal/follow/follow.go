@@ -86,3 +86,79 @@ func Step(store *tree.Store, cur *gitfs.FS, rev string, st *stats.Internal) (*gi
 	}
 	return next, nil
 }
+
+// Refs watches several refs at once (a merge view follows both sides).
+type Refs struct {
+	store *tree.Store
+	revs  []string
+	last  []*tree.Snapshot
+}
+
+// NewRefs starts watching revs from the snapshots they resolve to now.
+func NewRefs(store *tree.Store, revs []string, now []*tree.Snapshot) *Refs {
+	return &Refs{store: store, revs: revs, last: now}
+}
+
+// Poll resolves every ref once and reports whether any of them moved to a
+// different commit or tree since the last call that said so.
+func (r *Refs) Poll() (moved bool, err error) {
+	next := make([]*tree.Snapshot, len(r.revs))
+	for i, rev := range r.revs {
+		s, err := r.store.Resolve(rev)
+		if err != nil {
+			return false, err
+		}
+		next[i] = s
+		if s.Commit != r.last[i].Commit || s.Root != r.last[i].Root {
+			moved = true
+		}
+	}
+	if moved {
+		r.last = next
+	}
+	return moved, nil
+}
+
+// RunRebuild polls refs until ctx ends and calls rebuild whenever one of
+// them moved: for exports that are not one tree (a merge view is rebuilt
+// whole from its two sides; requests already running finish on the old
+// one). A failing rebuild is logged once and retried at the next move.
+func RunRebuild(ctx context.Context, refs *Refs, rebuild func() error, opts Options) {
+	if opts.Poll <= 0 {
+		opts.Poll = time.Second
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	t := time.NewTicker(opts.Poll)
+	defer t.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		start := time.Now()
+		moved, err := refs.Poll()
+		if err == nil && moved {
+			err = rebuild()
+		}
+		if err != nil {
+			if !failing {
+				log.Warn("follow: cannot switch; still serving the last export", "revs", refs.revs, "err", err)
+			}
+			failing = true
+			continue
+		}
+		failing = false
+		if moved {
+			log.Info("follow: switched", "revs", refs.revs)
+			if opts.Stats != nil {
+				opts.Stats.RevisionSwitches.Add(1)
+				opts.Stats.RevisionSwitchNs.Add(time.Since(start).Nanoseconds())
+			}
+		}
+	}
+}

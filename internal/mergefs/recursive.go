@@ -28,6 +28,10 @@ import (
 // the base is virtual.
 const mergedAncestorsLabel = "merged common ancestors"
 
+// IsVirtualBase reports whether a base snapshot's Rev names a virtual
+// merge base (RecursiveBase).
+func IsVirtualBase(rev string) bool { return rev == mergedAncestorsLabel }
+
 // commitGraph answers mergeBases' questions for real commits (from the
 // repository) and for the virtual commits made along the way.
 type commitGraph struct {
