@@ -97,7 +97,11 @@ func runConflicts(cmd *cobra.Command, f conflictsFlags) error {
 	if err := mergefs.WriteConflicts(cmd.OutOrStdout(), cs, f.nameOnly); err != nil {
 		return err
 	}
-	if len(cs) > 0 {
+	unclean := fsys.Unclean()
+	for _, m := range unclean {
+		fmt.Fprintln(cmd.ErrOrStderr(), "gitnfs:", m)
+	}
+	if len(cs) > 0 || len(unclean) > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "gitnfs: %d conflicted paths merging %s into %s (base %s)\n",
 			len(cs), f.merge, f.rev, base.Rev)
 		return exitError{1}

@@ -84,6 +84,10 @@ func runGitEnv(t testing.TB, dir string, env []string, args ...string) (string, 
 
 // gitMerge is git's own answer: the result tree and the conflicted paths of
 // `git merge-tree --write-tree --name-only`.
+// lastMergeUnclean is the last gitMerge's exit status 1: not clean, even
+// when no path is conflicted.
+var lastMergeUnclean bool
+
 // gitConfig is extra "-c" configuration for gitMerge (a test that sets it
 // must not run in parallel).
 var gitConfig []string
@@ -99,6 +103,7 @@ func gitMerge(t testing.TB, repo, ours, theirs string, style merge3.Style) (stri
 	if code > 1 {
 		t.Fatalf("git merge-tree exited %d: %s", code, out)
 	}
+	lastMergeUnclean = code == 1
 	parts := strings.Split(out, "\x00")
 	treeID := parts[0]
 	var names []string
@@ -299,6 +304,9 @@ func compareWithGit(t testing.TB, repo string, f *FS, style merge3.Style) int {
 	sort.Strings(gitNames)
 	if strings.Join(names, "\n") != strings.Join(gitNames, "\n") {
 		t.Errorf("conflicted paths differ from git merge-tree --name-only:\n got: %q\nwant: %q", names, gitNames)
+	}
+	if unclean := len(cs) > 0 || len(f.Unclean()) > 0; unclean != lastMergeUnclean {
+		t.Errorf("merge unclean: %v (%d conflicts, %q), git merge-tree says %v", unclean, len(cs), f.Unclean(), lastMergeUnclean)
 	}
 	return len(paths)
 }

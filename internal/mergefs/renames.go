@@ -56,6 +56,10 @@ type renameState struct {
 	dirty  map[string]bool            // directories on the way to one ("" is the root)
 	ghosts []Conflict                 // conflicted paths with no content (rename/rename's source)
 	kids   map[string]map[string]bool // dirty directory -> names below it that renames touch
+	// unclean are merge-ort's conflicts that leave no conflicted path
+	// (a directory rename split, an implicit rename with something in the
+	// way): git merge-tree still exits 1 for them.
+	unclean []string
 	pairs  int
 }
 
@@ -70,6 +74,20 @@ func (r *renameState) override(path string) *pinfo {
 }
 
 func (r *renameState) isDirty(dir string) bool { return r != nil && r.dirty[dir] }
+
+// Unclean lists merge-ort's conflicts that leave no conflicted path (a
+// directory rename split; an implicit directory rename blocked by a path
+// in the way or by several paths bound for one place): the merge is not
+// clean, as git merge-tree's exit status says, though Conflicts lists
+// nothing for them. Sorted.
+func (f *FS) Unclean() []string {
+	if f.ren == nil {
+		return nil
+	}
+	out := append([]string(nil), f.ren.unclean...)
+	sort.Strings(out)
+	return out
+}
 
 func (r *renameState) kidsOf(d *mdir) map[string]bool {
 	if r == nil || !d.dirty {
@@ -185,7 +203,14 @@ func (f *FS) detectRenames() (*renameState, error) {
 		return nil, nil
 	}
 	r := &renameState{paths: map[string]*pinfo{}, dirty: map[string]bool{}}
-	dirRenames := [3]map[string]string{nil, dirRenamesOf(sidePairs[1], w.dirsRemoved[1]), dirRenamesOf(sidePairs[2], w.dirsRemoved[2])}
+	var dirRenames [3]map[string]string
+	for side := 1; side <= 2; side++ {
+		var splits []string
+		dirRenames[side], splits = dirRenamesOf(sidePairs[side], w.dirsRemoved[side])
+		if f.dirRenames != dirRenamesOff {
+			r.unclean = append(r.unclean, splits...)
+		}
+	}
 	for d := range dirRenames[1] {
 		if _, both := dirRenames[2][d]; both {
 			delete(dirRenames[1], d)
@@ -223,7 +248,7 @@ func (f *FS) detectRenames() (*renameState, error) {
 			pairs = append(pairs, sidePair{Pair: p, side: side})
 		}
 	}
-	if len(pairs) == 0 && len(r.paths) == 0 {
+	if len(pairs) == 0 && len(r.paths) == 0 && len(r.unclean) == 0 {
 		return nil, nil
 	}
 	// merge-ort sorts the pairs of both sides by source path, stably
@@ -716,7 +741,7 @@ func (f *FS) forceConflict(e mentry, kinds Kind) mentry {
 // went: a/b/c/x -> a/d/c/x votes a/b/c -> a/d/c and a/b -> a/d); a
 // directory goes where a strict majority... a unique maximum of its votes
 // points. Only directories some added file cares about are kept.
-func dirRenamesOf(pairs []renames.Pair, removed map[string]int) map[string]string {
+func dirRenamesOf(pairs []renames.Pair, removed map[string]int) (map[string]string, []string) {
 	count := map[string]map[string]int{}
 	for _, p := range pairs {
 		old, nw := p.Src.Path, p.Dst.Path
@@ -745,6 +770,7 @@ func dirRenamesOf(pairs []renames.Pair, removed map[string]int) map[string]strin
 		}
 	}
 	out := map[string]string{}
+	var splits []string
 	for src, targets := range count {
 		if removed[src] == notRelevant {
 			continue
@@ -758,11 +784,15 @@ func dirRenamesOf(pairs []renames.Pair, removed map[string]int) map[string]strin
 				tie = true
 			}
 		}
-		if max > 0 && !tie {
+		switch {
+		case max > 0 && tie:
+			splits = append(splits, fmt.Sprintf("CONFLICT (directory rename split): Unclear where to rename %s to; "+
+				"it was renamed to multiple other directories, with no destination getting a majority of the files.", src))
+		case max > 0:
 			out[src] = best
 		}
 	}
-	return out
+	return out, splits
 }
 
 // splitDir splits "a/b/c" into "a/b" and "c" ("" and "c" for "c").
@@ -869,6 +899,14 @@ func (f *FS) dirRenameTarget(r *renameState, path string, side int, otherRenames
 	}
 	if inWay || len(collisions[side][np]) > 1 {
 		reported[key] = true
+		srcs := strings.Join(collisions[side][np], ", ")
+		if inWay {
+			r.unclean = append(r.unclean, fmt.Sprintf("CONFLICT (implicit dir rename): Existing file/dir at %s in the way of "+
+				"implicit directory rename(s) putting the following path(s) there: %s.", np, srcs))
+		} else {
+			r.unclean = append(r.unclean, fmt.Sprintf("CONFLICT (implicit dir rename): Cannot map more than one path to %s; "+
+				"implicit directory renames tried to put these paths there: %s", np, srcs))
+		}
 		return "", nil
 	}
 	return np, nil

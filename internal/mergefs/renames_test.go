@@ -161,3 +161,22 @@ func gitMergeCrashes(t *testing.T, repo string, style merge3.Style) string {
 	}
 	return ""
 }
+
+// A directory split over two places on one side while the other side adds
+// a file to it: git reports a directory rename split, no conflicted path,
+// and exits 1; so must the view (Unclean) and gitnfs conflicts.
+func TestDirectoryRenameSplitIsUnclean(t *testing.T) {
+	base := files{"d/a": file("a1\na2\na3\na4\na5\n"), "d/b": file("b1\nb2\nb3\nb4\nb5\n")}
+	ours := files{"x/a": base["d/a"], "y/b": base["d/b"]}
+	theirs := files{"d/a": file("a1\na2\na3\na4\na5 theirs\n"), "d/b": base["d/b"], "d/new": file("new\n")}
+	repo := history(t, base, ours, theirs)
+	f, _ := openFS(t, repo, "ours", "theirs", merge3.StyleDiff3, nil)
+	compareWithGit(t, repo, f, merge3.StyleDiff3)
+	u := f.Unclean()
+	if len(u) != 1 || !strings.Contains(u[0], "directory rename split") || !strings.Contains(u[0], "rename d to") {
+		t.Errorf("unclean: %q", u)
+	}
+	if cs, _ := f.Conflicts(); len(cs) != 0 {
+		t.Errorf("conflicts %v, want none", cs)
+	}
+}
