@@ -60,7 +60,7 @@ type renameState struct {
 	// (a directory rename split, an implicit rename with something in the
 	// way): git merge-tree still exits 1 for them.
 	unclean []string
-	pairs  int
+	pairs   int
 }
 
 func (r *renameState) override(path string) *pinfo {
