@@ -92,3 +92,74 @@ func gitMode(k Kind) uint32 {
 	}
 	return 0o100644
 }
+
+// ChangedPaths calls fn for every path whose entry differs between the
+// trees a and b (added, removed, or changed in mode or content), for every
+// directory on the way to one ("" for the root), and for everything below
+// a directory added or removed whole. Equal subtrees are skipped by id, so
+// the cost is that of the change. (A --follow of a merge view dates what
+// the new revisions may have changed; virtual trees diff like stored ones.)
+func (s *Store) ChangedPaths(a, b plumbing.Hash, fn func(path string)) error {
+	return s.changed(a, b, "", fn)
+}
+
+func (s *Store) changed(a, b plumbing.Hash, dir string, fn func(string)) error {
+	if a == b {
+		return nil
+	}
+	fn(dir)
+	var la, lb *Listing = &Listing{}, &Listing{}
+	var err error
+	if !a.IsZero() {
+		if la, err = s.Listing(a); err != nil {
+			return err
+		}
+	}
+	if !b.IsZero() {
+		if lb, err = s.Listing(b); err != nil {
+			return err
+		}
+	}
+	sub := func(e Entry) plumbing.Hash {
+		if e.Kind == Dir {
+			return e.Hash
+		}
+		return plumbing.ZeroHash
+	}
+	join := func(name string) string {
+		if dir == "" {
+			return name
+		}
+		return dir + "/" + name
+	}
+	i, j := 0, 0
+	for i < len(la.Entries) || j < len(lb.Entries) {
+		var ea, eb Entry
+		switch {
+		case j == len(lb.Entries) || (i < len(la.Entries) && la.Entries[i].Name < lb.Entries[j].Name):
+			ea = la.Entries[i]
+			i++
+		case i == len(la.Entries) || lb.Entries[j].Name < la.Entries[i].Name:
+			eb = lb.Entries[j]
+			j++
+		default:
+			ea, eb = la.Entries[i], lb.Entries[j]
+			i++
+			j++
+		}
+		if ea == eb {
+			continue
+		}
+		p := join(ea.Name + eb.Name)
+		if ea.Name != "" && eb.Name != "" {
+			p = join(eb.Name)
+		}
+		fn(p)
+		if da, db := sub(ea), sub(eb); !da.IsZero() || !db.IsZero() {
+			if err := s.changed(da, db, p, fn); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

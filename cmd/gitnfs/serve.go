@@ -70,7 +70,7 @@ With --follow the export tracks a moving ref: each new commit is switched to
 atomically; a path whose content and mode did not change keeps its mtime, a
 changed one gets the new commit's time, so make and ninja rebuild exactly
 what changed. With --merge, --follow follows both refs and rebuilds the
-merge when either moves (all files then carry the new time).
+merge when either moves, dating what the moves may have changed.
 
 Files are 0644, executables 0755, directories 0755, symlinks as symlinks,
 submodules as empty directories, all owned by --uid/--gid and dated with the
@@ -157,6 +157,15 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 				return err
 			}
 			mergeOurs, mergeTheirs, base = ours, theirs, b
+			if mergeView != nil {
+				// A followed merge: what did not change keeps its date.
+				next, err := mergeView.Next(ours, theirs, b)
+				if err != nil {
+					return err
+				}
+				mergeView = next
+				return nil
+			}
 			mergeView = mergefs.New(store, ours, theirs, b, mergefs.Options{UID: uint32(f.uid), GID: uint32(f.gid), Style: style, DirectoryRenames: dirRenames})
 			return nil
 		}
@@ -234,7 +243,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	switch {
 	case f.follow && f.merge != "":
 		// Both sides are followed; a move of either rebuilds the merge
-		// (every file's mtime becomes the newer side's commit time).
+		// (mergefs.FS.Next: what may have changed gets the new time).
 		refs := follow.NewRefs(store, []string{f.rev, f.merge}, []*tree.Snapshot{mergeOurs, mergeTheirs})
 		go follow.RunRebuild(ctx, refs, func() error {
 			if err := buildMerge(); err != nil {

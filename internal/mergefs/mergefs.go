@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -58,6 +59,9 @@ type FS struct {
 	dirRenames         dirRenameMode
 	dirRenamesName     string
 	depth              int
+	opts               Options
+	mtimes             map[string]time.Time // --follow: paths dated by a later switch (follow.go)
+	baseTime           time.Time            // --follow: the date of everything else
 	attrOnce           sync.Once
 	attrs2             *attrState    // .gitattributes (attributes.go)
 	attrRoot           plumbing.Hash // the tree attributes come from, when not ours
@@ -125,6 +129,7 @@ func New(store *tree.Store, ours, theirs, base *tree.Snapshot, opts Options) *FS
 	f.attrs = fattr.Context{UID: opts.UID, GID: opts.GID, Fsid: Fsid(store.ID(), ours.Rev, theirs.Rev), Time: t}
 	f.sizer = storeSizer{store, f}
 	f.depth, f.attrRoot = opts.depth, opts.attrRoot
+	f.opts = opts
 	switch opts.DirectoryRenames {
 	case "false":
 		f.dirRenames = dirRenamesOff
@@ -403,7 +408,7 @@ func (f *FS) Attr(n nfs.Node) (fattr.Attr, error) {
 	case tagMergedDir:
 		var d *mdir
 		if d, err = f.mdirOf(n); err == nil {
-			a, err = f.attrs.Of(n.ID, tree.Entry{Kind: tree.Dir}, fixedSizer{subs: d.subs})
+			a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: tree.Dir}, fixedSizer{subs: d.subs})
 		}
 	case tagConflict:
 		var c *cfile
@@ -412,10 +417,10 @@ func (f *FS) Attr(n nfs.Node) (fattr.Attr, error) {
 		}
 		var o outcome
 		if o, err = f.outcomeOf(c, n.Path); err == nil {
-			a, err = f.attrs.Of(n.ID, tree.Entry{Kind: c.result.Kind}, fixedSizer{size: o.size})
+			a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: c.result.Kind}, fixedSizer{size: o.size})
 		}
 	default:
-		a, err = f.attrs.Of(n.ID, tree.Entry{Kind: tree.Kind(n.Tag), Hash: n.Key}, f.sizer)
+		a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: tree.Kind(n.Tag), Hash: n.Key}, f.sizer)
 	}
 	if err == nil {
 		f.store.Stats().AttrsComputed.Add(1)
