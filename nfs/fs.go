@@ -34,6 +34,20 @@ type Dir interface {
 	Node(i int) Node
 }
 
+// SeekDir is a Dir whose entries can change while a client lists it (a
+// writable FS): its cookies name entries instead of counting them, so that
+// removing what was listed (rm -rf reads a page, removes it, and goes on
+// from the last cookie with verifier 0) neither skips nor repeats an entry.
+type SeekDir interface {
+	Dir
+	// Cookie is entry i's cookie: at least 3 (1 and 2 are "." and "..").
+	Cookie(i int) uint64
+	// Seek is the index of the first entry after the one cookie names
+	// (Len() at the end); ok is false for a cookie it cannot place, which
+	// the client is told is stale (NFS3ERR_BAD_COOKIE).
+	Seek(cookie uint64) (i int, ok bool)
+}
+
 // FS is what the nfs package serves.
 type FS interface {
 	// Fsid identifies the export; handles carry it so that a handle from

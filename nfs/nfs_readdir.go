@@ -5,7 +5,8 @@ import "github.com/gitnfs/gitnfs/fattr"
 // Cookies are positions in a fixed sequence: "." is 1, ".." is 2 and the
 // directory's i-th entry (in the FS's stable order) is i+3; 0 starts a
 // listing. A cookie therefore means the same thing on every server process
-// that serves the same tree, and resuming anywhere is O(1).
+// that serves the same tree, and resuming anywhere is O(1). A SeekDir (a
+// directory that can change) names its entries' cookies itself.
 const firstEntryCookie = 3
 
 // listing is what READDIR and READDIRPLUS share: the directory, its
@@ -14,8 +15,9 @@ type listing struct {
 	dir    Node
 	parent Node
 	ents   Dir
-	pos    uint64 // next cookie-1
+	pos    uint64 // next sequence position (positional cookie - 1)
 	verf   uint64
+	seek   SeekDir // set when the entries name their own cookies
 }
 
 // openListing resolves and validates the common READDIR arguments. It
@@ -33,6 +35,19 @@ func (s *view) openListing(c *call, e *encoder, h []byte, cookie uint64, verf []
 		return nil, s.failWithAttr(e, s.status(err, c, dir.Path), &dir)
 	}
 	l := &listing{dir: dir, ents: ents, pos: cookie, verf: s.fs.DirVerifier(dir)}
+	if sd, ok := ents.(SeekDir); ok {
+		// Entries name their cookies: the verifier would only turn every
+		// change into a restart, so it is not checked.
+		l.seek = sd
+		if cookie >= firstEntryCookie {
+			i, ok := sd.Seek(cookie)
+			if !ok {
+				return nil, s.failWithAttr(e, nfsErrBadCook, &dir)
+			}
+			l.pos = uint64(i) + 2
+		}
+		return l, nfsOK
+	}
 	// A verifier of 0 is what a client sends before it has one (and what
 	// Linux sends on every call unless the server insists); a different
 	// non-zero verifier means the directory changed under the cookie.
@@ -43,6 +58,14 @@ func (s *view) openListing(c *call, e *encoder, h []byte, cookie uint64, verf []
 		return nil, s.failWithAttr(e, nfsErrBadCook, &dir)
 	}
 	return l, nfsOK
+}
+
+// cookie is the cookie of sequence position p.
+func (l *listing) cookie(p uint64) uint64 {
+	if l.seek != nil && p >= 2 {
+		return l.seek.Cookie(int(p - 2))
+	}
+	return p + 1
 }
 
 func be64(b []byte) uint64 {
@@ -109,7 +132,7 @@ func onReaddir(s *view, c *call, d *decoder, e *encoder) uint32 {
 		e.bool(true)
 		e.uint64(id)
 		e.string(name)
-		e.uint64(p + 1)
+		e.uint64(l.cookie(p))
 		n++
 	}
 	if n == 0 && p < l.end() {

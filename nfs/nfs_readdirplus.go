@@ -91,7 +91,7 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 		e.bool(true)
 		e.uint64(node.ID)
 		e.string(name)
-		e.uint64(p + 1)
+		e.uint64(l.cookie(p))
 		e.bool(ok)
 		if ok {
 			putFattr(e, &a)

@@ -146,6 +146,8 @@ type FS struct {
 	copyMu sync.Mutex // one copy-up at a time
 
 	closeOnce sync.Once
+
+	cookies cookieTable // READDIR cookies (cookies.go)
 }
 
 var _ nfs.WritableFS = (*FS)(nil)

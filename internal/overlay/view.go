@@ -379,7 +379,7 @@ func (f *FS) ReadDir(dir nfs.Node) (nfs.Dir, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &mergedDir{m: m, path: dir.Path}, nil
+		return seekDir{Dir: &mergedDir{m: m, path: dir.Path}, cookies: &f.cookies}, nil
 	}
 	f.mu.RUnlock()
 	if dir.Handle == nfs.HandleByID {
@@ -389,7 +389,7 @@ func (f *FS) ReadDir(dir nfs.Node) (nfs.Dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &baseDir{Dir: bd, path: dir.Path, born: bornOf(dir)}, nil
+	return seekDir{Dir: &baseDir{Dir: bd, path: dir.Path, born: bornOf(dir)}, cookies: &f.cookies}, nil
 }
 
 // DirVerifier implements nfs.FS: a hash of a recorded directory's names

@@ -406,6 +406,48 @@ func runPosix(root string, items map[string]uint64) error {
 			}
 			return expectGone(filepath.Join(d, "link"))
 		}},
+		{"remove while listing", func() error {
+			// Read a batch, remove it, read on from the same descriptor (as
+			// busybox rm -r does): every entry must come once and the
+			// directory end empty, whatever the server's cookies.
+			many := filepath.Join(d, "many")
+			if err := os.Mkdir(many, 0o755); err != nil {
+				return err
+			}
+			const n = 2000
+			for i := 0; i < n; i++ {
+				p := filepath.Join(many, fmt.Sprintf("generated-object-file-%05d.o", i))
+				if err := os.WriteFile(p, nil, 0o644); err != nil {
+					return err
+				}
+			}
+			dh, err := os.Open(many)
+			if err != nil {
+				return err
+			}
+			seen := 0
+			for {
+				names, err := dh.Readdirnames(100)
+				for _, name := range names {
+					if err := os.Remove(filepath.Join(many, name)); err != nil {
+						dh.Close()
+						return err
+					}
+					seen++
+				}
+				if err != nil || len(names) == 0 {
+					break
+				}
+			}
+			dh.Close()
+			if seen != n {
+				return fmt.Errorf("listing while removing saw %d of %d entries", seen, n)
+			}
+			if err := syscall.Rmdir(many); err != nil {
+				return fmt.Errorf("rmdir after removing every listed entry: %v", err)
+			}
+			return nil
+		}},
 		{"rmdir non-empty", func() error {
 			err := syscall.Rmdir(d)
 			if err != syscall.ENOTEMPTY && err != syscall.EEXIST {

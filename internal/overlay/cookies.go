@@ -1,0 +1,76 @@
+package overlay
+
+import (
+	"hash/fnv"
+	"sort"
+	"sync"
+
+	"github.com/gitnfs/gitnfs/nfs"
+)
+
+// READDIR cookies of the overlay name entries (nfs.SeekDir): a cookie is a
+// hash of the entry's name, and resuming looks for the first name after it
+// in the (name-ordered) listing. Removing what a client has listed, as
+// rm -rf does page by page with verifier 0, then neither skips nor repeats
+// an entry; with positions as cookies every removal shifted the rest, and
+// rm -rf of a 600-entry directory skipped over half of it (watched in
+// TestListingWhileRemoving). The names behind recent cookies are
+// remembered (the entry may be gone when the client resumes after it);
+// after a restart, a cookie whose entry is gone is answered
+// NFS3ERR_BAD_COOKIE and the client starts over.
+
+// cookieTableMax bounds the names remembered; past it the table starts
+// over (a client resuming after a forgotten, removed entry restarts).
+const cookieTableMax = 1 << 16
+
+type cookieTable struct {
+	mu    sync.Mutex
+	names map[uint64]string
+}
+
+func nameCookie(name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return h.Sum64() | 1<<63 // never 0, 1 or 2
+}
+
+func (t *cookieTable) note(c uint64, name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.names == nil || len(t.names) >= cookieTableMax {
+		t.names = make(map[uint64]string)
+	}
+	t.names[c] = name
+}
+
+func (t *cookieTable) name(c uint64) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n, ok := t.names[c]
+	return n, ok
+}
+
+// seekDir gives an overlay listing (entries in name order) name cookies.
+type seekDir struct {
+	nfs.Dir
+	cookies *cookieTable
+}
+
+func (d seekDir) Cookie(i int) uint64 {
+	name := d.Name(i)
+	c := nameCookie(name)
+	d.cookies.note(c, name)
+	return c
+}
+
+func (d seekDir) Seek(c uint64) (int, bool) {
+	if name, ok := d.cookies.name(c); ok {
+		return sort.Search(d.Len(), func(i int) bool { return d.Name(i) > name }), true
+	}
+	for i := 0; i < d.Len(); i++ { // forgotten, but maybe still there
+		if nameCookie(d.Name(i)) == c {
+			return i + 1, true
+		}
+	}
+	return 0, false
+}
