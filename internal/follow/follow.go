@@ -29,6 +29,22 @@ type Options struct {
 // rewrite, or a fetch into another worktree's common dir, and a 1 s stat of
 // a few files catches all of them for no measurable cost.
 func Run(ctx context.Context, store *tree.Store, cur *gitfs.FS, swap func(*gitfs.FS), opts Options) {
+	poll(ctx, opts, func() (bool, []any, error) {
+		next, err := Step(store, cur, opts.Rev, opts.Stats)
+		if err != nil || next == nil {
+			return false, []any{"rev", opts.Rev}, err
+		}
+		say := []any{"rev", opts.Rev, "from", cur.Snapshot().Commit.String(), "to", next.Snapshot().Commit.String()}
+		swap(next)
+		cur = next
+		return true, say, nil
+	})
+}
+
+// poll runs step every opts.Poll until ctx ends. A failure is logged once
+// until a step succeeds again (said every second, it would drown the log);
+// a switch is logged with what step says of it.
+func poll(ctx context.Context, opts Options, step func() (switched bool, say []any, err error)) {
 	if opts.Poll <= 0 {
 		opts.Poll = time.Second
 	}
@@ -45,22 +61,18 @@ func Run(ctx context.Context, store *tree.Store, cur *gitfs.FS, swap func(*gitfs
 			return
 		case <-t.C:
 		}
-		next, err := Step(store, cur, opts.Rev, opts.Stats)
+		switched, say, err := step()
 		if err != nil {
-			if !failing { // say it once, not every second
-				log.Warn("follow: cannot resolve the followed ref; still serving the last revision", "rev", opts.Rev, "err", err)
+			if !failing {
+				log.Warn("follow: cannot switch; still serving the last export", append(say, "err", err)...)
 			}
 			failing = true
 			continue
 		}
 		failing = false
-		if next == nil {
-			continue
+		if switched {
+			log.Info("follow: switched", say...)
 		}
-		log.Info("follow: switched", "rev", opts.Rev,
-			"from", cur.Snapshot().Commit.String(), "to", next.Snapshot().Commit.String())
-		swap(next)
-		cur = next
 	}
 }
 
@@ -99,66 +111,49 @@ func NewRefs(store *tree.Store, revs []string, now []*tree.Snapshot) *Refs {
 	return &Refs{store: store, revs: revs, last: now}
 }
 
-// Poll resolves every ref once and reports whether any of them moved to a
-// different commit or tree since the last call that said so.
-func (r *Refs) Poll() (moved bool, err error) {
-	next := make([]*tree.Snapshot, len(r.revs))
+// Poll resolves every ref once and reports whether any of them is at a
+// different commit or tree than when last accepted; next is what they
+// resolve to now (for Accept, once the switch worked).
+func (r *Refs) Poll() (next []*tree.Snapshot, moved bool, err error) {
+	next = make([]*tree.Snapshot, len(r.revs))
 	for i, rev := range r.revs {
 		s, err := r.store.Resolve(rev)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
 		next[i] = s
 		if s.Commit != r.last[i].Commit || s.Root != r.last[i].Root {
 			moved = true
 		}
 	}
-	if moved {
-		r.last = next
-	}
-	return moved, nil
+	return next, moved, nil
 }
+
+// Accept records next as served: later polls compare with it. A failed
+// switch is not accepted, so the next poll tries again.
+func (r *Refs) Accept(next []*tree.Snapshot) { r.last = next }
 
 // RunRebuild polls refs until ctx ends and calls rebuild whenever one of
 // them moved: for exports that are not one tree (a merge view is rebuilt
-// whole from its two sides; requests already running finish on the old
-// one). A failing rebuild is logged once and retried at the next move.
+// from its two sides; requests already running finish on the old one). A
+// failing rebuild is logged once and tried again at every poll until it
+// works.
 func RunRebuild(ctx context.Context, refs *Refs, rebuild func() error, opts Options) {
-	if opts.Poll <= 0 {
-		opts.Poll = time.Second
-	}
-	log := opts.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	t := time.NewTicker(opts.Poll)
-	defer t.Stop()
-	failing := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	poll(ctx, opts, func() (bool, []any, error) {
 		start := time.Now()
-		moved, err := refs.Poll()
+		say := []any{"revs", refs.revs}
+		next, moved, err := refs.Poll()
 		if err == nil && moved {
 			err = rebuild()
 		}
-		if err != nil {
-			if !failing {
-				log.Warn("follow: cannot switch; still serving the last export", "revs", refs.revs, "err", err)
-			}
-			failing = true
-			continue
+		if err != nil || !moved {
+			return false, say, err
 		}
-		failing = false
-		if moved {
-			log.Info("follow: switched", "revs", refs.revs)
-			if opts.Stats != nil {
-				opts.Stats.RevisionSwitches.Add(1)
-				opts.Stats.RevisionSwitchNs.Add(time.Since(start).Nanoseconds())
-			}
+		refs.Accept(next)
+		if opts.Stats != nil {
+			opts.Stats.RevisionSwitches.Add(1)
+			opts.Stats.RevisionSwitchNs.Add(time.Since(start).Nanoseconds())
 		}
-	}
+		return true, say, nil
+	})
 }

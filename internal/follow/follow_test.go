@@ -2,6 +2,7 @@ package follow_test
 
 import (
 	"bytes"
+	"errors"
 	"context"
 	"net"
 	"testing"
@@ -194,5 +195,50 @@ func TestRunPollsAndStops(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run did not stop when its context ended")
+	}
+}
+
+// RunRebuild calls rebuild when a followed ref moves, and tries again at
+// the next poll when a rebuild fails (the move is not forgotten).
+func TestRunRebuildRetriesAFailedSwitch(t *testing.T) {
+	repo := testrepo.Init(t, true)
+	testrepo.CommitAt(t, repo, map[string]file{"a": {Mode: "100644", Data: []byte("1")}}, "1", "2024-01-01T00:00:00Z")
+	store, _ := tree.Open(repo, tree.Options{})
+	defer store.Close()
+	snap, _ := store.Resolve("HEAD")
+	refs := follow.NewRefs(store, []string{"HEAD"}, []*tree.Snapshot{snap})
+	calls := make(chan int, 16)
+	n := 0
+	rebuild := func() error {
+		n++
+		calls <- n
+		if n == 1 {
+			return errors.New("first switch fails")
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var census stats.Internal
+	go func() {
+		follow.RunRebuild(ctx, refs, rebuild, follow.Options{Poll: 10 * time.Millisecond, Stats: &census})
+		close(done)
+	}()
+	testrepo.CommitAt(t, repo, map[string]file{"a": {Mode: "100644", Data: []byte("2")}}, "2", "2024-01-02T00:00:00Z")
+	for want := 1; want <= 2; want++ {
+		select {
+		case got := <-calls:
+			if got != want {
+				t.Fatalf("call %d, want %d", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("rebuild %d never came", want)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // ten more polls: the ref has not moved since
+	cancel()
+	<-done
+	if len(calls) != 0 || census.RevisionSwitches.Load() != 1 {
+		t.Errorf("%d extra rebuilds, %d switches counted; want 0 and 1", len(calls), census.RevisionSwitches.Load())
 	}
 }
