@@ -2,8 +2,8 @@ package follow_test
 
 import (
 	"bytes"
-	"errors"
 	"context"
+	"errors"
 	"net"
 	"testing"
 	"time"
