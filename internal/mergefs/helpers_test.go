@@ -84,6 +84,15 @@ func runGitEnv(t testing.TB, dir string, env []string, args ...string) (string, 
 
 // gitMerge is git's own answer: the result tree and the conflicted paths of
 // `git merge-tree --write-tree --name-only`.
+// mergeTreeArgs is the git merge-tree command line gitMerge runs.
+func mergeTreeArgs(style merge3.Style, ours, theirs string) []string {
+	args := []string{"-c", "merge.conflictStyle=" + style.String()}
+	for _, c := range gitConfig {
+		args = append(args, "-c", c)
+	}
+	return append(args, "merge-tree", "--write-tree", "--name-only", "-z", ours, theirs)
+}
+
 // lastMergeUnclean is the last gitMerge's exit status 1: not clean, even
 // when no path is conflicted.
 var lastMergeUnclean bool
@@ -94,12 +103,7 @@ var gitConfig []string
 
 func gitMerge(t testing.TB, repo, ours, theirs string, style merge3.Style) (string, []string) {
 	t.Helper()
-	args := []string{"-c", "merge.conflictStyle=" + style.String()}
-	for _, c := range gitConfig {
-		args = append(args, "-c", c)
-	}
-	args = append(args, "merge-tree", "--write-tree", "--name-only", "-z", ours, theirs)
-	out, code := runGit(t, repo, args...)
+	out, code := runGit(t, repo, mergeTreeArgs(style, ours, theirs)...)
 	if code > 1 {
 		t.Fatalf("git merge-tree exited %d: %s", code, out)
 	}
