@@ -87,7 +87,11 @@ func TestCrissCrossMatchesGit(t *testing.T) {
 		rng := rand.New(rand.NewSource(seed))
 		base, x, y := files{}, files{}, files{}
 		for c := 0; c < cases; c++ {
-			randomCase(rng, fmt.Sprintf("c%03d/", c), base, x, y)
+			if c%2 == 0 {
+				randomCase(rng, fmt.Sprintf("c%03d/", c), base, x, y)
+			} else {
+				renameCase(rng, c, base, x, y) // renames inside the virtual base's merges
+			}
 		}
 		repo := testrepo.Init(t, true)
 		branch(t, repo, "", "base", base, "2024-01-01T00:00:00Z")
