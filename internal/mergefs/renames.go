@@ -60,7 +60,6 @@ type renameState struct {
 	// (a directory rename split, an implicit rename with something in the
 	// way): git merge-tree still exits 1 for them.
 	unclean []string
-	pairs   int
 }
 
 func (r *renameState) override(path string) *pinfo {
@@ -181,8 +180,11 @@ func (f *FS) detectRenames() (*renameState, error) {
 		}
 		rel := w.sources[side]
 		found, err := renames.Detect(srcs, dsts, renames.Options{
-			Relevant: func(p string) bool { return rel[p] },
-			Read:     f.readWhole,
+			Relevant:     func(p string) bool { _, ok := rel[p]; return ok },
+			LocationOnly: func(p string) bool { content, ok := rel[p]; return ok && !content },
+			DirsRemoved:  w.dirsRemoved[side],
+			DeferredDirs: w.deferred[side],
+			Read:         f.readWhole,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("rename detection: %w", err)
@@ -254,7 +256,6 @@ func (f *FS) detectRenames() (*renameState, error) {
 	// merge-ort sorts the pairs of both sides by source path, stably
 	// (side 1 first): a source renamed on both sides is then adjacent.
 	sort.SliceStable(pairs, func(i, j int) bool { return pairs[i].Src.Path < pairs[j].Src.Path })
-	r.pairs = len(pairs)
 	if err := f.processRenames(r, pairs); err != nil {
 		return nil, err
 	}
@@ -311,7 +312,8 @@ func (f *FS) findRelevant(tr triple, dir string, dirMask uint8, w *relevance) er
 		if fm&1 != 0 && (mm&fm == 0 || dirMask == 7) {
 			for side := 1; side <= 2; side++ {
 				if fm&(1<<side) == 0 {
-					w.sources[side][path] = true
+					// Content relevance trumps location relevance.
+					w.sources[side][path] = mm&fm == 0
 				}
 			}
 		}
@@ -320,11 +322,39 @@ func (f *FS) findRelevant(tr triple, dir string, dirMask uint8, w *relevance) er
 			// where that directory went decides where this file goes.
 			w.dirsRemoved[3-fm>>1][dir] = relevantForSelf
 		}
-		db, do, dt := dirHash(b), dirHash(o), dirHash(t)
-		if db.IsZero() {
+		dm := dirmaskOf(b, o, t)
+		if dm == 0 {
 			return true
 		}
-		dm := dirmaskOf(b, o, t)
+		childMask := dirMask
+		if dirMask != 7 && (dm == 3 || dm == 5) {
+			childMask = dm &^ 1
+		}
+		// merge-ort defers a directory that one side left as in the
+		// base, or that only one side has, for the other side: what is
+		// below it joins that side's rename candidates last.
+		deferFor := 0
+		switch {
+		case mm == 3:
+			deferFor = 2
+		case mm == 5:
+			deferFor = 1
+		}
+		if fm == 0 && (dm == 2 || dm == 4) {
+			deferFor = int(dm >> 1)
+		}
+		if deferFor != 0 && childMask != 7 {
+			w.deferred[deferFor] = append(w.deferred[deferFor], path)
+		}
+		db, do, dt := dirHash(b), dirHash(o), dirHash(t)
+		if db.IsZero() {
+			if dm == 6 && do != dt && dirMask != 7 {
+				// New on both sides, differently: walked, for what it
+				// defers.
+				err = f.findRelevant(triple{db, do, dt}, path, childMask, w)
+			}
+			return err == nil
+		}
 		if dm == 1 || dm == 3 || dm == 5 {
 			rel := notRelevant
 			if dirMask == 7 {
@@ -335,10 +365,6 @@ func (f *FS) findRelevant(tr triple, dir string, dirMask uint8, w *relevance) er
 					w.dirsRemoved[side][path] = rel
 				}
 			}
-		}
-		childMask := dirMask
-		if dirMask != 7 && (dm == 3 || dm == 5) {
-			childMask = dm &^ 1
 		}
 		if (do != db && dt != db) || childMask == 7 {
 			err = f.findRelevant(triple{db, do, dt}, path, childMask, w)
@@ -365,9 +391,14 @@ const (
 )
 
 // relevance is what findRelevant collects per side (index 1 ours, 2 theirs).
+// sources holds the relevant sources: true when wanted for their content
+// (merge-ort's RELEVANT_CONTENT), false when only for where their
+// directory went (RELEVANT_LOCATION). deferred lists the directories
+// merge-ort's walk defers for the side, in walk order.
 type relevance struct {
 	sources     [3]map[string]bool
 	dirsRemoved [3]map[string]int
+	deferred    [3][]string
 }
 
 func dirmaskOf(b, o, t *tree.Entry) uint8 {

@@ -22,14 +22,26 @@
 //     (stable, so destination order then candidate slot order break ties),
 //     and pairs are taken greedily.
 //
-// Not ported: merge-ort's directory-rename hints (dirs_removed,
-// dir_rename_count, cached_pairs). With them git may, in step 2, pair a
-// source whose basename is not unique with the destination at the same
-// basename in the directory that exact renames suggest its (removed)
-// directory moved to, and may drop sources whose directory rename is
-// already decided by majority (handle_early_known_dir_renames). Detect
-// behaves as diffcore_rename does with dirs_removed == NULL and no hints,
-// which is also what `git diff-tree -M` does.
+// With merge-ort's directory hints (Options.DirsRemoved, and Relevant:
+// diffcore_rename_extended's dirs_removed and relevant_sources), two more
+// things happen, as in git:
+//
+//   - after exact renames, each removed directory's most frequent
+//     destination directory among them is its guess (dir_rename_guess);
+//     in step 2 a relevant source whose basename is not unique among the
+//     sources, or not unique among the destinations, is tried (with the
+//     same threshold) against the unpaired destination with its basename
+//     in the guessed directory, if there is one;
+//   - after step 3, a source wanted only for where its directory went
+//     (Options.LocationOnly) is dropped when no removed directory on its
+//     way up still needs its own rename found: those whose destination
+//     already has a majority that the sources left cannot overturn count
+//     as decided (handle_early_known_dir_renames).
+//
+// Without DirsRemoved and Relevant, Detect behaves as diffcore_rename
+// does, which is also what `git diff-tree -M` does. Not ported: copies,
+// break detection and merge-ort's cached_pairs (which only a sequence of
+// merges, as in a rebase, fills).
 package renames
 
 import (
@@ -81,18 +93,42 @@ type Options struct {
 	// and inexact steps, and only for regular files; the blob size is
 	// len(content).
 	Read func(plumbing.Hash) ([]byte, error)
+	// DirsRemoved, when non-nil, is merge-ort's dirs_removed for this
+	// side: every directory the side removed, with its relevance
+	// (NotRelevant, RelevantForAncestor, RelevantForSelf). It enables the
+	// directory hints of the package comment; Detect does not modify it.
+	// (merge-ort always passes it, with Relevant; Relevant alone enables
+	// the basename guess too, from the relevant sources' directories, as
+	// in git.)
+	DirsRemoved map[string]int
+	// LocationOnly, used with DirsRemoved and Relevant, says which
+	// relevant sources merge-ort wants only to find where their
+	// directory went (RELEVANT_LOCATION: the other side did not change
+	// them); the others are wanted for their content (RELEVANT_CONTENT).
+	// nil means none is location-only.
+	LocationOnly func(path string) bool
+	// DeferredDirs are the directories merge-ort's tree walk deferred for
+	// this side (one side left them as in the base, or only this side
+	// has them: collect_merge_info_callback's possible_trivial_merges),
+	// in the order the walk met them. merge-ort walks them after
+	// everything else (handle_deferred_entries), one after the other in
+	// the order of git's hash map, so the sources and destinations below
+	// them come last, in that order, in diffcore's queue; the queue
+	// order decides ties in every step. None is below another.
+	DeferredDirs []string
 }
 
 // Detect pairs sources with destinations as diffcore_rename does: exact
 // renames first, then basename matches, then inexact similarity; each source
 // and destination in at most one pair. The result is sorted by Dst.Path.
 //
-// Sources and destinations are first sorted by path (byte order), which is
-// the order of git's tree walk and so the order diffcore sees them in; the
-// caller's order does not matter. Entries whose blob is the empty blob are
-// dropped (merge-ort's rename_empty = 0).
+// Sources and destinations are first put in diffcore's queue order: by
+// path (byte order), which is the order of git's tree walk, except that
+// those below Options.DeferredDirs come last; the caller's order does not
+// matter. Entries whose blob is the empty blob are dropped (merge-ort's
+// rename_empty = 0).
 func Detect(sources, dests []File, opts Options) ([]Pair, error) {
-	d := &detector{opts: opts, blobs: map[plumbing.Hash]*blob{}}
+	d := &detector{opts: opts, blobs: map[plumbing.Hash]*blob{}, given: sources}
 	d.minScore = opts.MinScore
 	if d.minScore <= 0 {
 		d.minScore = defaultRenameScore
@@ -110,8 +146,21 @@ func Detect(sources, dests []File, opts Options) ([]Pair, error) {
 			d.dst = append(d.dst, &dest{File: f})
 		}
 	}
-	sort.SliceStable(d.src, func(i, j int) bool { return d.src[i].Path < d.src[j].Path })
-	sort.SliceStable(d.dst, func(i, j int) bool { return d.dst[i].Path < d.dst[j].Path })
+	rank := deferredRank(opts.DeferredDirs)
+	for _, s := range d.src {
+		s.turn = queueTurn(rank, s.Path)
+	}
+	for _, t := range d.dst {
+		t.turn = queueTurn(rank, t.Path)
+	}
+	sort.SliceStable(d.src, func(i, j int) bool {
+		a, b := d.src[i], d.src[j]
+		return a.turn < b.turn || a.turn == b.turn && a.Path < b.Path
+	})
+	sort.SliceStable(d.dst, func(i, j int) bool {
+		a, b := d.dst[i], d.dst[j]
+		return a.turn < b.turn || a.turn == b.turn && a.Path < b.Path
+	})
 	if err := d.run(); err != nil {
 		return nil, err
 	}
@@ -121,7 +170,35 @@ func Detect(sources, dests []File, opts Options) ([]Pair, error) {
 			out = append(out, Pair{Src: t.pair.File, Dst: t.File, Score: t.score})
 		}
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Dst.Path < out[j].Dst.Path })
 	return out, nil
+}
+
+// deferredRank maps each deferred directory to its turn in
+// handle_deferred_entries (from 1): the iteration order of the strintmap
+// possible_trivial_merges they were inserted into.
+func deferredRank(dirs []string) map[string]int {
+	if len(dirs) == 0 {
+		return nil
+	}
+	rank := map[string]int{}
+	for i, d := range strmapOrder(dirs) {
+		rank[d] = i + 1
+	}
+	return rank
+}
+
+// queueTurn is the turn of the deferred directory above path, 0 if none.
+func queueTurn(rank map[string]int, path string) int {
+	if rank == nil {
+		return 0
+	}
+	for d := dirname(path); d != ""; d = dirname(d) {
+		if r, ok := rank[d]; ok {
+			return r
+		}
+	}
+	return 0
 }
 
 const (
@@ -140,12 +217,14 @@ var emptyBlob = plumbing.NewHash("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
 type source struct {
 	File
 	used bool // rename_used
+	turn int  // 0, or the turn of its deferred directory
 }
 
 type dest struct {
 	File
 	pair  *source // non-nil once renamed (is_rename)
 	score int
+	turn  int
 }
 
 type blob struct {
@@ -161,6 +240,7 @@ type detector struct {
 	src      []*source // rename_src, culled as git culls it
 	dst      []*dest   // rename_dst
 	blobs    map[plumbing.Hash]*blob
+	given    []File // the sources as given, empty ones included
 }
 
 func (d *detector) run() error {
@@ -176,12 +256,14 @@ func (d *detector) run() error {
 	// score and MAX_SCORE (GIT_BASENAME_FACTOR is not honoured).
 	minBasename := d.minScore + int(0.5*float64(MaxScore-d.minScore))
 	d.removeUnneededSources(nil)
-	n, err := d.findBasenameMatches(minBasename)
+	info := d.initDirInfo(d.given)
+	n, err := d.findBasenameMatches(minBasename, info)
 	if err != nil {
 		return err
 	}
 	renamed += n
 	d.removeUnneededSources(d.opts.Relevant)
+	d.handleEarlyKnownDirRenames(info)
 
 	numDst := len(d.dst) - renamed
 	numSrc := len(d.src)
@@ -328,10 +410,11 @@ func (d *detector) removeUnneededSources(relevant func(string) bool) {
 	d.src = kept
 }
 
-// findBasenameMatches is find_basename_matches without directory-rename
-// hints (idx_possible_rename never finds anything when dirs_removed and
-// relevant_sources are both NULL).
-func (d *detector) findBasenameMatches(minScore int) (int, error) {
+// findBasenameMatches is find_basename_matches: a source and a
+// destination whose basenames are unique among the remaining sources and
+// destinations are compared; otherwise the directory guess of info (nil:
+// none) may name the destination to compare with.
+func (d *detector) findBasenameMatches(minScore int, info *dirInfo) (int, error) {
 	srcIdx := map[string]int{}
 	for i, s := range d.src {
 		b := basename(s.Path)
@@ -364,9 +447,11 @@ func (d *detector) findBasenameMatches(minScore int) (int, error) {
 			continue
 		}
 		if srcIdx[b] != i || di < 0 {
-			// Non-unique basename: merge-ort would consult its
-			// directory-rename guess here (see the package comment).
-			continue
+			// Not unique: where did the directory go?
+			di = info.possibleRename(s.Path)
+			if di < 0 {
+				continue
+			}
 		}
 		t := d.dst[di]
 		if t.pair != nil {
@@ -381,6 +466,7 @@ func (d *detector) findBasenameMatches(minScore int) (int, error) {
 		}
 		d.record(t, s, score)
 		renames++
+		info.update(s.Path, t.Path)
 	}
 	return renames, nil
 }
