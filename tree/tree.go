@@ -44,6 +44,21 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
+// Mode is the git mode of the kind, as a tree object records it.
+func (k Kind) Mode() uint32 {
+	switch k {
+	case Dir:
+		return 0o40000
+	case Exec:
+		return 0o100755
+	case Symlink:
+		return 0o120000
+	case Gitlink:
+		return 0o160000
+	}
+	return 0o100644
+}
+
 // IsDir reports whether a checkout shows the entry as a directory.
 func (k Kind) IsDir() bool { return k == Dir || k == Gitlink }
 

@@ -68,7 +68,7 @@ func (s *Store) PutTree(entries []Entry) (plumbing.Hash, error) {
 	sort.Slice(git, func(i, j int) bool { return key(git[i]) < key(git[j]) })
 	var buf bytes.Buffer
 	for _, e := range git {
-		buf.WriteString(strconv.FormatUint(uint64(gitMode(e.Kind)), 8))
+		buf.WriteString(strconv.FormatUint(uint64(e.Kind.Mode()), 8))
 		buf.WriteByte(' ')
 		buf.WriteString(e.Name)
 		buf.WriteByte(0)
@@ -77,20 +77,6 @@ func (s *Store) PutTree(entries []Entry) (plumbing.Hash, error) {
 	h := plumbing.ComputeHash(plumbing.TreeObject, buf.Bytes())
 	s.virtual.trees.LoadOrStore(h, l)
 	return h, nil
-}
-
-func gitMode(k Kind) uint32 {
-	switch k {
-	case Dir:
-		return 0o40000
-	case Exec:
-		return 0o100755
-	case Symlink:
-		return 0o120000
-	case Gitlink:
-		return 0o160000
-	}
-	return 0o100644
 }
 
 // ChangedPaths calls fn for every path whose entry differs between the

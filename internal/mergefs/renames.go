@@ -14,10 +14,11 @@ import (
 	"github.com/gitnfs/gitnfs/tree"
 )
 
-// Rename detection, as merge-ort does it (git 2.39, merge.directoryRenames
-// left aside): for each side, the files it deleted are paired with the files
-// it added (internal/renames: exact, basename, then similarity >= 50%), and
-// each pair moves the other side's changes to the new path.
+// Rename detection, as merge-ort does it (git 2.39): for each side, the
+// files it deleted are paired with the files it added (internal/renames:
+// exact, basename, then similarity >= 50%), each pair moves the other
+// side's changes to the new path, and directory renames (merge.directoryRenames)
+// move what the other side added into a directory that moved.
 //
 // Laziness is kept where it pays. A rename only changes the result when the
 // other side also changed the source (merge-ort's "relevant sources"); a
@@ -428,9 +429,9 @@ func (f *FS) diffFiles(base, side plumbing.Hash, dir string, srcs, dsts *[]renam
 		fb, fs := fileOf(b), fileOf(s)
 		switch {
 		case fb != nil && fs == nil && fb.Hash != emptyBlob:
-			*srcs = append(*srcs, renames.File{Path: path, Hash: fb.Hash, Mode: gitMode(fb.Kind)})
+			*srcs = append(*srcs, renames.File{Path: path, Hash: fb.Hash, Mode: fb.Kind.Mode()})
 		case fs != nil && fb == nil && fs.Hash != emptyBlob:
-			*dsts = append(*dsts, renames.File{Path: path, Hash: fs.Hash, Mode: gitMode(fs.Kind)})
+			*dsts = append(*dsts, renames.File{Path: path, Hash: fs.Hash, Mode: fs.Kind.Mode()})
 		}
 		db, ds := dirHash(b), dirHash(s)
 		if db != ds {
@@ -442,20 +443,6 @@ func (f *FS) diffFiles(base, side plumbing.Hash, dir string, srcs, dsts *[]renam
 }
 
 var emptyBlob = plumbing.ComputeHash(plumbing.BlobObject, nil)
-
-func gitMode(k tree.Kind) uint32 {
-	switch k {
-	case tree.Exec:
-		return 0o100755
-	case tree.Symlink:
-		return 0o120000
-	case tree.Gitlink:
-		return 0o160000
-	case tree.Dir:
-		return 0o040000
-	}
-	return 0o100644
-}
 
 // readWhole reads a blob for similarity scoring.
 func (f *FS) readWhole(h plumbing.Hash) ([]byte, error) {
@@ -770,8 +757,9 @@ func (f *FS) forceConflict(e mentry, kinds Kind) mentry {
 // rename out of a removed directory votes for where that directory went
 // (and, while the trailing components agree, for where its ancestors
 // went: a/b/c/x -> a/d/c/x votes a/b/c -> a/d/c and a/b -> a/d); a
-// directory goes where a strict majority... a unique maximum of its votes
-// points. Only directories some added file cares about are kept.
+// directory goes where the most votes point, when no other target ties
+// with it (a tie is a "directory rename split", returned as a message).
+// Only directories some added file cares about are kept.
 func dirRenamesOf(pairs []renames.Pair, removed map[string]int) (map[string]string, []string) {
 	count := map[string]map[string]int{}
 	for _, p := range pairs {
