@@ -6,16 +6,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	mrand "math/rand"
-	"net"
-	"path"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/gitnfs/gitnfs/fattr"
-	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
+	"github.com/gitnfs/gitnfs/internal/nfstest"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/stats"
@@ -47,15 +45,9 @@ func serveCensus(t testing.TB, repo, rev string, census *stats.Census) *server {
 		t.Fatal(err)
 	}
 	fsys := gitfs.New(store, snap, gitfs.Options{UID: 1000, GID: 1000})
-	srv := nfs.NewServer(fsys, nfs.Options{Fallback: billyfs.NewHandler(fsys), Census: census})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { srv.Serve(l); close(done) }()
-	s := &server{addr: l.Addr().String(), fs: fsys, store: store}
-	s.stop = func() { l.Close(); srv.Close(); <-done; store.Close() }
+	srv := nfstest.Serve(t, fsys, nfs.Options{Census: census})
+	s := &server{addr: srv.Addr, fs: fsys, store: store}
+	s.stop = func() { srv.Stop(); store.Close() }
 	t.Cleanup(func() {
 		if s.stop != nil {
 			s.stop()
@@ -68,17 +60,7 @@ func (s *server) shutdown() { s.stop(); s.stop = nil }
 
 func dial(t testing.TB, s *server) (*nfsclient.Client, []byte) {
 	t.Helper()
-	c, err := nfsclient.Dial(s.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.UID, c.GID = 1000, 1000
-	root, err := c.Mount("/")
-	if err != nil {
-		t.Fatalf("mount: %v", err)
-	}
-	return c, root
+	return nfstest.Mount(t, s.addr)
 }
 
 func randBytes(n int, seed int64) []byte {
@@ -119,24 +101,12 @@ type walked struct {
 func walk(t testing.TB, c *nfsclient.Client, root []byte, maxcount uint32) []walked {
 	t.Helper()
 	var out []walked
-	var rec func(fh []byte, dir string)
-	rec = func(fh []byte, dir string) {
-		ents, _, err := c.ReaddirplusAll(fh, maxcount)
-		if err != nil {
-			t.Fatalf("readdirplus %q: %v", dir, err)
-		}
-		for _, e := range ents {
-			if e.Name == "." || e.Name == ".." {
-				continue
-			}
-			p := path.Join(dir, e.Name)
-			out = append(out, walked{p, e})
-			if e.Attr != nil && e.Attr.Type == uint32(fattr.Dir) {
-				rec(e.Handle, p)
-			}
-		}
+	if err := c.WalkPlus(root, maxcount, func(p string, e nfsclient.Entry) error {
+		out = append(out, walked{p, e})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
-	rec(root, "")
 	return out
 }
 

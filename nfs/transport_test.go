@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/gitnfs/gitnfs/fattr"
-	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
+	"github.com/gitnfs/gitnfs/internal/nfstest"
 	"github.com/gitnfs/gitnfs/nfs"
 )
 
@@ -63,16 +63,7 @@ func (b *blockingFS) ReadAt(n nfs.Node, p []byte, off int64) (int, error) {
 func (b *blockingFS) Readlink(nfs.Node) (string, error) { return "", nfs.ErrNoEnt }
 func (b *blockingFS) DirVerifier(nfs.Node) uint64       { return 1 }
 
-func serveFS(t *testing.T, f nfs.FS) string {
-	srv := nfs.NewServer(f, nfs.Options{Fallback: billyfs.NewHandler(f)})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l)
-	t.Cleanup(func() { l.Close(); srv.Close() })
-	return l.Addr().String()
-}
+func serveFS(t *testing.T, f nfs.FS) string { return nfstest.Serve(t, f, nfs.Options{}).Addr }
 
 // rawCall writes one call with the given xid on conn.
 func rawCall(t *testing.T, conn net.Conn, xid, prog, vers, proc uint32, args []byte) {

@@ -24,6 +24,7 @@ import (
 	"github.com/gitnfs/gitnfs/fattr"
 	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
+	"github.com/gitnfs/gitnfs/internal/nfstest"
 	"github.com/gitnfs/gitnfs/nfs"
 )
 
@@ -124,17 +125,10 @@ func serveWire(t *testing.T, f nfs.FS, opts nfs.Options) string {
 	if opts.Fallback == nil {
 		opts.Fallback = billyfs.NewHandler(f)
 	}
-	srv := nfs.NewServer(f, opts)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { srv.Serve(l); close(done) }()
-	t.Cleanup(func() { l.Close(); srv.Close(); <-done })
+	srv := nfstest.Serve(t, f, opts)
 	// One full round trip, through go-nfs too, so that everything the
 	// server starts once is running before a test counts goroutines.
-	c, err := nfsclient.Dial(l.Addr().String())
+	c, err := nfsclient.Dial(srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +137,7 @@ func serveWire(t *testing.T, f nfs.FS, opts nfs.Options) string {
 		t.Fatal(err)
 	}
 	c.Close()
-	return l.Addr().String()
+	return srv.Addr
 }
 
 // goroutines returns a function that waits (boundedly) until the number

@@ -2,16 +2,15 @@ package mergefs
 
 import (
 	"bytes"
-	"net"
 	"path"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/gitnfs/gitnfs/fattr"
-	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
+	"github.com/gitnfs/gitnfs/internal/nfstest"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
@@ -21,34 +20,9 @@ import (
 // serveFS serves fsys over loopback and returns a mounted client.
 func serveFS(t testing.TB, fsys nfs.FS, census *stats.Census) (*nfsclient.Client, []byte, func()) {
 	t.Helper()
-	srv := nfs.NewServer(fsys, nfs.Options{Fallback: billyfs.NewHandler(fsys), Census: census})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { srv.Serve(l); close(done) }()
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			l.Close()
-			srv.Close()
-			<-done
-		}
-	}
-	t.Cleanup(stop)
-	c, err := nfsclient.Dial(l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.UID, c.GID = 1000, 1000
-	root, err := c.Mount("/")
-	if err != nil {
-		t.Fatalf("mount: %v", err)
-	}
-	return c, root, stop
+	srv := nfstest.Serve(t, fsys, nfs.Options{Census: census})
+	c, root := nfstest.Mount(t, srv.Addr)
+	return c, root, srv.Stop
 }
 
 type listed struct {
@@ -61,24 +35,12 @@ type listed struct {
 func walkPlus(t testing.TB, c *nfsclient.Client, root []byte) []listed {
 	t.Helper()
 	var out []listed
-	var rec func(fh []byte, dir string)
-	rec = func(fh []byte, dir string) {
-		ents, _, err := c.ReaddirplusAll(fh, 32768)
-		if err != nil {
-			t.Fatalf("readdirplus %q: %v", dir, err)
-		}
-		for _, e := range ents {
-			if e.Name == "." || e.Name == ".." {
-				continue
-			}
-			p := path.Join(dir, e.Name)
-			out = append(out, listed{p, e})
-			if e.Attr != nil && e.Attr.Type == uint32(fattr.Dir) {
-				rec(e.Handle, p)
-			}
-		}
+	if err := c.WalkPlus(root, 32768, func(p string, e nfsclient.Entry) error {
+		out = append(out, listed{p, e})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
-	rec(root, "")
 	return out
 }
 

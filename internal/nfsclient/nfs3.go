@@ -2,6 +2,7 @@ package nfsclient
 
 import (
 	"fmt"
+	"path"
 	"time"
 )
 
@@ -308,4 +309,34 @@ func (c *Client) Status3(proc uint32, args []byte) (uint32, error) {
 	}
 	st := d.U32()
 	return st, d.Err
+}
+
+// WalkPlus lists everything below dir with READDIRPLUS only, depth first,
+// descending into what the listing says is a directory (a names-only walk:
+// no LOOKUP), and calls fn with each entry's path below dir ("." and ".."
+// left out).
+func (c *Client) WalkPlus(dir []byte, maxcount uint32, fn func(path string, e Entry) error) error {
+	var rec func(fh []byte, at string) error
+	rec = func(fh []byte, at string) error {
+		ents, _, err := c.ReaddirplusAll(fh, maxcount)
+		if err != nil {
+			return fmt.Errorf("readdirplus %q: %w", at, err)
+		}
+		for _, e := range ents {
+			if e.Name == "." || e.Name == ".." {
+				continue
+			}
+			p := path.Join(at, e.Name)
+			if err := fn(p, e); err != nil {
+				return err
+			}
+			if e.Attr != nil && e.Attr.Type == 2 && e.Handle != nil { // NF3DIR
+				if err := rec(e.Handle, p); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return rec(dir, "")
 }

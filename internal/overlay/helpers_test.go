@@ -19,6 +19,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
+	"github.com/gitnfs/gitnfs/internal/nfstest"
 	"github.com/gitnfs/gitnfs/internal/overlay"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/nfs"
@@ -97,18 +98,10 @@ func serve(t testing.TB, repo, dir string) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := nfs.NewServer(o.fs, nfs.Options{Fallback: billyfs.NewHandler(o.fs)})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { srv.Serve(l); close(done) }()
-	s := &server{addr: l.Addr().String(), fs: o.fs}
+	srv := nfstest.Serve(t, o.fs, nfs.Options{})
+	s := &server{addr: srv.Addr, fs: o.fs}
 	s.stop = func() {
-		l.Close()
-		srv.Close()
-		<-done
+		srv.Stop()
 		if err := o.fs.Close(); err != nil {
 			t.Errorf("close overlay: %v", err)
 		}
@@ -126,17 +119,7 @@ func (s *server) shutdown() { s.stop(); s.stop = nil }
 
 func dial(t testing.TB, addr string) (*nfsclient.Client, []byte) {
 	t.Helper()
-	c, err := nfsclient.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.UID, c.GID = 1000, 1000
-	root, err := c.Mount("/")
-	if err != nil {
-		t.Fatalf("mount: %v", err)
-	}
-	return c, root
+	return nfstest.Mount(t, addr)
 }
 
 func randBytes(n int, seed int64) []byte {

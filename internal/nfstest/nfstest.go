@@ -1,0 +1,67 @@
+// Package nfstest serves an nfs.FS over loopback for tests, as gitnfs serve
+// does (go-nfs behind it for MOUNT), and mounts it with the Go client.
+package nfstest
+
+import (
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/gitnfs/gitnfs/internal/billyfs"
+	"github.com/gitnfs/gitnfs/internal/nfsclient"
+	"github.com/gitnfs/gitnfs/nfs"
+)
+
+// Server is a server running on a loopback port.
+type Server struct {
+	Addr string
+	*nfs.Server
+	stop sync.Once
+	l    net.Listener
+	done chan struct{}
+}
+
+// Serve starts a server for fsys on 127.0.0.1 (opts.Fallback defaults to
+// the go-nfs handler gitnfs serve uses). It stops when the test ends, or
+// earlier with Stop.
+func Serve(t testing.TB, fsys nfs.FS, opts nfs.Options) *Server {
+	t.Helper()
+	if opts.Fallback == nil {
+		opts.Fallback = billyfs.NewHandler(fsys)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Addr: l.Addr().String(), Server: nfs.NewServer(fsys, opts), l: l, done: make(chan struct{})}
+	go func() { s.Serve(l); close(s.done) }()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Stop closes the listener and every connection and waits for Serve to
+// return. Calling it again does nothing.
+func (s *Server) Stop() {
+	s.stop.Do(func() {
+		s.l.Close()
+		s.Close()
+		<-s.done
+	})
+}
+
+// Mount dials addr as uid and gid 1000 and mounts "/": the client (closed
+// when the test ends) and the root handle.
+func Mount(t testing.TB, addr string) (*nfsclient.Client, []byte) {
+	t.Helper()
+	c, err := nfsclient.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.UID, c.GID = 1000, 1000
+	root, err := c.Mount("/")
+	if err != nil {
+		t.Fatalf("mount: %v", err)
+	}
+	return c, root
+}
