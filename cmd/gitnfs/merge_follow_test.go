@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitnfs/gitnfs/internal/nfsclient"
+	"github.com/gitnfs/gitnfs/internal/nfstest"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 )
 
@@ -27,15 +27,7 @@ func TestServeMergeFollow(t *testing.T) {
 	if addr == "" {
 		t.Fatalf("serve did not start: %s", out)
 	}
-	c, err := nfsclient.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	root, err := c.Mount("/")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, root := nfstest.MountAs(t, addr, 0, 0)
 	read := func() string {
 		fh, _, err := c.Lookup(root, "a.txt")
 		if err != nil {

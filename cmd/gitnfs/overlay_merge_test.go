@@ -12,6 +12,7 @@ import (
 
 	"github.com/gitnfs/gitnfs/internal/mergefs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
+	"github.com/gitnfs/gitnfs/internal/nfstest"
 	"github.com/gitnfs/gitnfs/internal/overlay"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/merge3"
@@ -109,14 +110,7 @@ func TestMergeOverlayStatusAndCommit(t *testing.T) {
 		t.Fatalf("status before resolving: exit %d, stderr %q, output %q; want \"U  conf.txt\\n\", exit 0", code, errs, out)
 	}
 
-	c, err := nfsclient.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := c.Mount("/")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, root := nfstest.MountAs(t, addr, 0, 0)
 	fh, _, err := c.Lookup(root, "conf.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -143,14 +137,7 @@ func TestMergeOverlayStatusAndCommit(t *testing.T) {
 	if addr == "" {
 		t.Fatalf("server did not restart on its overlay: %s", out)
 	}
-	c, err = nfsclient.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err = c.Mount("/")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, root = nfstest.MountAs(t, addr, 0, 0)
 	if fh, _, err = c.Lookup(root, "conf.txt"); err != nil {
 		t.Fatal(err)
 	}
@@ -228,14 +215,7 @@ func TestMergeOverlayStatusAndCommit(t *testing.T) {
 	if addr == "" {
 		t.Fatalf("server did not start: %s", out)
 	}
-	c, err = nfsclient.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err = c.Mount("/")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, root = nfstest.MountAs(t, addr, 0, 0)
 	if fh, _, err = c.Lookup(root, "conf.txt"); err != nil {
 		t.Fatal(err)
 	}

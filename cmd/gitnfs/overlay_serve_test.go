@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
+	"github.com/gitnfs/gitnfs/internal/nfstest"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 )
 
@@ -98,15 +99,7 @@ func TestServeOverlayKill9(t *testing.T) {
 	if _, _, out := startGitnfs(t, serve...); !strings.Contains(out, "in use") {
 		t.Errorf("a second server on the same DIR: %q, want a refusal naming the lock", out)
 	}
-	c, err := nfsclient.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	root, err := c.Mount("/")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, root := nfstest.MountAs(t, addr, 0, 0)
 	src, _, err := c.Lookup(root, "src")
 	if err != nil {
 		t.Fatal(err)
@@ -146,15 +139,7 @@ func TestServeOverlayKill9(t *testing.T) {
 	if addr == "" {
 		t.Fatal("server did not restart on its overlay")
 	}
-	c2, err := nfsclient.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
-	root2, err := c2.Mount("/")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c2, root2 := nfstest.MountAs(t, addr, 0, 0)
 	lib, _, err := c2.Lookup(root2, "lib")
 	if err != nil || !bytes.Equal(lib, src) {
 		t.Fatalf("renamed directory after kill -9: %v (same handle %v)", err, bytes.Equal(lib, src))

@@ -165,24 +165,7 @@ func TestMergeAttributesMatchGit(t *testing.T) {
 		t.Run(style.String(), func(t *testing.T) {
 			f, _ := openFS(t, repo, "ours", "theirs", style, nil)
 			compareWithGit(t, repo, f, style)
-			cs, err := f.Conflicts()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := map[string]Kind{}
-			for _, c := range cs {
-				got[c.Path] = c.Kinds
-			}
-			for p, k := range want {
-				if got[p] != k {
-					t.Errorf("%s: kinds %q, want %q", p, got[p], k)
-				}
-			}
-			for p, k := range got {
-				if _, ok := want[p]; !ok {
-					t.Errorf("%s: unexpected conflict %q", p, k)
-				}
-			}
+			checkKinds(t, f, want)
 			// What the driver saw, as git ran it.
 			for p, wantLine := range map[string]string{
 				"x.mine":               "P=x.mine L=7\n",

@@ -314,3 +314,27 @@ func compareWithGit(t testing.TB, repo string, f *FS, style merge3.Style) int {
 	}
 	return len(paths)
 }
+
+// checkKinds requires f's conflicted paths to be exactly want, each with
+// its kinds.
+func checkKinds(t testing.TB, f *FS, want map[string]Kind) {
+	t.Helper()
+	cs, err := f.Conflicts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Kind{}
+	for _, c := range cs {
+		got[c.Path] = c.Kinds
+	}
+	for p, k := range want {
+		if got[p] != k {
+			t.Errorf("%s: kinds %q, want %q", p, got[p], k)
+		}
+	}
+	for p, k := range got {
+		if _, ok := want[p]; !ok {
+			t.Errorf("%s: unexpected conflict %q", p, k)
+		}
+	}
+}

@@ -173,24 +173,7 @@ func TestEveryConflictKindMatchesGit(t *testing.T) {
 		t.Run(style.String(), func(t *testing.T) {
 			f, _ := openFS(t, repo, "ours", "theirs", style, nil)
 			compareWithGit(t, repo, f, style)
-			cs, err := f.Conflicts()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := map[string]Kind{}
-			for _, c := range cs {
-				got[c.Path] = c.Kinds
-			}
-			for p, k := range kinds {
-				if got[p] != k {
-					t.Errorf("%s: kinds %q, want %q", p, got[p], k)
-				}
-			}
-			for p, k := range got {
-				if _, ok := kinds[p]; !ok {
-					t.Errorf("%s: unexpected conflict %q", p, k)
-				}
-			}
+			checkKinds(t, f, kinds)
 		})
 	}
 }

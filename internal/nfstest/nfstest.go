@@ -53,12 +53,19 @@ func (s *Server) Stop() {
 // when the test ends) and the root handle.
 func Mount(t testing.TB, addr string) (*nfsclient.Client, []byte) {
 	t.Helper()
+	return MountAs(t, addr, 1000, 1000)
+}
+
+// MountAs is Mount with the given credentials (a gitnfs serve process
+// accepts root and the serving user by default).
+func MountAs(t testing.TB, addr string, uid, gid uint32) (*nfsclient.Client, []byte) {
+	t.Helper()
 	c, err := nfsclient.Dial(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	c.UID, c.GID = 1000, 1000
+	c.UID, c.GID = uid, gid
 	root, err := c.Mount("/")
 	if err != nil {
 		t.Fatalf("mount: %v", err)
