@@ -82,18 +82,21 @@ func (s *Store) PutTree(entries []Entry) (plumbing.Hash, error) {
 // ChangedPaths calls fn for every path whose entry differs between the
 // trees a and b (added, removed, or changed in mode or content), for every
 // directory on the way to one ("" for the root), and for everything below
-// a directory added or removed whole. Equal subtrees are skipped by id, so
-// the cost is that of the change. (A --follow of a merge view dates what
-// the new revisions may have changed; virtual trees diff like stored ones.)
-func (s *Store) ChangedPaths(a, b plumbing.Hash, fn func(path string)) error {
-	return s.changed(a, b, "", fn)
-}
-
-func (s *Store) changed(a, b plumbing.Hash, dir string, fn func(string)) error {
+// a directory added or removed whole; gone says the path is not in b.
+// Parents come before their children. Equal subtrees are skipped by id, so
+// the cost is that of the change. (--follow dates what a new revision may
+// have changed with it; virtual trees diff like stored ones.)
+func (s *Store) ChangedPaths(a, b plumbing.Hash, fn func(path string, gone bool)) error {
 	if a == b {
 		return nil
 	}
-	fn(dir)
+	fn("", false)
+	return s.changed(a, b, "", fn)
+}
+
+// changed reports the entries of dir that differ between a and b (either
+// may be zero: a directory added or removed whole), and below them.
+func (s *Store) changed(a, b plumbing.Hash, dir string, fn func(string, bool)) error {
 	var la, lb *Listing = &Listing{}, &Listing{}
 	var err error
 	if !a.IsZero() {
@@ -111,12 +114,6 @@ func (s *Store) changed(a, b plumbing.Hash, dir string, fn func(string)) error {
 			return e.Hash
 		}
 		return plumbing.ZeroHash
-	}
-	join := func(name string) string {
-		if dir == "" {
-			return name
-		}
-		return dir + "/" + name
 	}
 	i, j := 0, 0
 	for i < len(la.Entries) || j < len(lb.Entries) {
@@ -136,11 +133,15 @@ func (s *Store) changed(a, b plumbing.Hash, dir string, fn func(string)) error {
 		if ea == eb {
 			continue
 		}
-		p := join(ea.Name + eb.Name)
-		if ea.Name != "" && eb.Name != "" {
-			p = join(eb.Name)
+		name := eb.Name
+		if name == "" {
+			name = ea.Name
 		}
-		fn(p)
+		p := name
+		if dir != "" {
+			p = dir + "/" + name
+		}
+		fn(p, eb.Name == "")
 		if da, db := sub(ea), sub(eb); !da.IsZero() || !db.IsZero() {
 			if err := s.changed(da, db, p, fn); err != nil {
 				return err

@@ -1,9 +1,8 @@
 package gitfs
 
 import (
+	"strings"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitnfs/gitnfs/tree"
 )
@@ -29,74 +28,24 @@ func (f *FS) Next(snap *tree.Snapshot) (*FS, error) {
 	for p, t := range f.mtimes {
 		over[p] = t
 	}
-	// Paths not in the map are dated baseTime: make that explicit before
-	// the map starts differing from it.
-	if err := n.diff(f.snap.Root, snap.Root, "", over); err != nil {
+	// A path gone from the new tree forgets its date and everything below
+	// it (once: its children follow it); a changed or new one gets the new
+	// commit's time.
+	forgotten := ""
+	err := f.store.ChangedPaths(f.snap.Root, snap.Root, func(p string, gone bool) {
+		switch {
+		case !gone:
+			over[p] = snap.Time
+		case forgotten == "" || !strings.HasPrefix(p, forgotten):
+			forget(over, p)
+			forgotten = p + "/"
+		}
+	})
+	if err != nil {
 		return nil, err
 	}
 	n.mtimes = over
 	return n, nil
-}
-
-// diff records snap.Time for every path under dir whose entry differs
-// between the trees a and b, and forgets paths that are gone.
-func (n *FS) diff(a, b plumbing.Hash, dir string, over map[string]time.Time) error {
-	if a == b {
-		return nil
-	}
-	over[dir] = n.snap.Time
-	la, err := n.store.Listing(a)
-	if err != nil {
-		return err
-	}
-	lb, err := n.store.Listing(b)
-	if err != nil {
-		return err
-	}
-	i, j := 0, 0
-	for i < len(la.Entries) || j < len(lb.Entries) {
-		switch {
-		case j == len(lb.Entries) || (i < len(la.Entries) && la.Entries[i].Name < lb.Entries[j].Name):
-			forget(over, join(dir, la.Entries[i].Name))
-			i++
-		case i == len(la.Entries) || lb.Entries[j].Name < la.Entries[i].Name:
-			n.added(lb.Entries[j], join(dir, lb.Entries[j].Name), over)
-			j++
-		default:
-			ea, eb := la.Entries[i], lb.Entries[j]
-			p := join(dir, eb.Name)
-			switch {
-			case ea == eb:
-			case ea.Kind == tree.Dir && eb.Kind == tree.Dir:
-				if err := n.diff(ea.Hash, eb.Hash, p, over); err != nil {
-					return err
-				}
-			default:
-				forget(over, p)
-				n.added(eb, p, over)
-			}
-			i++
-			j++
-		}
-	}
-	return nil
-}
-
-// added dates a new entry, and everything under it, with the new time.
-// Below a new directory one override for the directory would not do: its
-// children are new too, and each is looked up by its own path.
-func (n *FS) added(e tree.Entry, p string, over map[string]time.Time) {
-	over[p] = n.snap.Time
-	if e.Kind != tree.Dir {
-		return
-	}
-	l, err := n.store.Listing(e.Hash)
-	if err != nil {
-		return // unreadable: it will answer NFS3ERR_IO with any date
-	}
-	for _, c := range l.Entries {
-		n.added(c, join(p, c.Name), over)
-	}
 }
 
 // forget drops the overrides of p and everything below it.

@@ -35,7 +35,7 @@ func (f *FS) Next(ours, theirs, base *tree.Snapshot) (*FS, error) {
 	for p, t := range f.mtimes {
 		over[p] = t
 	}
-	mark := func(p string) {
+	mark := func(p string, _ bool) {
 		for {
 			over[p] = now
 			if p == "" {
@@ -59,7 +59,7 @@ func (f *FS) Next(ours, theirs, base *tree.Snapshot) (*FS, error) {
 		}
 		for p, pi := range r.paths {
 			if pi.touched {
-				mark(p)
+				mark(p, false)
 			}
 		}
 	}
