@@ -29,9 +29,9 @@ func (l *Listing) Lookup(name string) (Entry, bool) {
 	return Entry{}, false
 }
 
-// emptyTree is git's well-known empty tree, which git knows without
+// EmptyTree is git's well-known empty tree, which git knows without
 // storing it.
-var emptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+var EmptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 
 // Listing returns the decoded tree, cached by hash. A Gitlink's hash is a
 // commit (usually not even in this repository): serve it as an empty
@@ -45,7 +45,7 @@ func (s *Store) Listing(tree plumbing.Hash) (*Listing, error) {
 		return l, nil
 	}
 	s.stats.TreeCacheMisses.Add(1)
-	if tree == emptyTree {
+	if tree == EmptyTree {
 		return &Listing{}, nil
 	}
 	return s.treeFlight.do(tree, func() (*Listing, error) {

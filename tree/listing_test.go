@@ -153,7 +153,7 @@ func TestListingErrors(t *testing.T) {
 	if _, err := s.Listing(blob); err == nil || !strings.Contains(err.Error(), blob.String()) || !strings.Contains(err.Error(), "not a tree") {
 		t.Errorf("Listing(blob) = %v, want an error naming it", err)
 	}
-	if l, err := s.Listing(emptyTree); err != nil || len(l.Entries) != 0 {
+	if l, err := s.Listing(EmptyTree); err != nil || len(l.Entries) != 0 {
 		t.Errorf("Listing(empty tree) = %v, %v", l, err)
 	}
 }

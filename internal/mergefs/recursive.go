@@ -83,7 +83,7 @@ func virtualBase(store *tree.Store, g *commitGraph, bases []plumbing.Hash, opts 
 // get_merge_bases' list) into one tree, each step a merge at depth.
 func mergeBasesTree(store *tree.Store, g *commitGraph, bases []plumbing.Hash, opts Options, depth int) (plumbing.Hash, error) {
 	if len(bases) == 0 {
-		return plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904"), nil // the empty tree
+		return tree.EmptyTree, nil
 	}
 	merged := bases[len(bases)-1]
 	mergedTree, err := g.tree(merged)
