@@ -1160,7 +1160,7 @@ func charClass(class string, c byte) (in, ok bool) {
 // driver; the text and union merges are merge3's, in compute).
 func (f *FS) mergeByAttr(c *cfile, path string, a mergeAttr) (*mat, error) {
 	if a.kind == drvBinary {
-		size, err := f.blobSize(c.ours)
+		size, err := f.store.BlobSize(c.ours)
 		if err != nil {
 			return nil, err
 		}
@@ -1256,7 +1256,7 @@ func (f *FS) tempBlob(dir string, h plumbing.Hash) (string, error) {
 		buf := make([]byte, 64<<10)
 		var off int64
 		for {
-			n, err := f.readBlobAt(h, buf, off)
+			n, err := f.store.ReadBlobAt(h, buf, off)
 			if _, werr := t.Write(buf[:n]); werr != nil {
 				return "", werr
 			}

@@ -188,7 +188,7 @@ func (f *FS) compute(c *cfile, path string, a mergeAttr) (*mat, error) {
 	if !c.merge {
 		m := &mat{blob: c.result.Hash}
 		if c.result.Kind != tree.Gitlink { // a commit id, served as an empty directory
-			size, err := f.blobSize(c.result.Hash)
+			size, err := f.store.BlobSize(c.result.Hash)
 			if err != nil {
 				return nil, err
 			}
@@ -204,7 +204,7 @@ func (f *FS) compute(c *cfile, path string, a mergeAttr) (*mat, error) {
 		if h.IsZero() {
 			continue
 		}
-		s, err := f.blobSize(h)
+		s, err := f.store.BlobSize(h)
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +260,7 @@ func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
 	buf := make([]byte, size)
 	got := 0
 	for got < len(buf) {
-		n, err := f.readBlobAt(h, buf[got:], int64(got))
+		n, err := f.store.ReadBlobAt(h, buf[got:], int64(got))
 		got += n
 		if errors.Is(err, io.EOF) {
 			break
@@ -282,7 +282,7 @@ func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
 // (io.EOF when the read reaches the end).
 func (f *FS) readAt(m *mat, p []byte, off int64) (int, error) {
 	if m.data == nil {
-		return f.readBlobAt(m.blob, p, off)
+		return f.store.ReadBlobAt(m.blob, p, off)
 	}
 	if off < 0 {
 		return 0, fmt.Errorf("negative offset %d", off)

@@ -106,7 +106,7 @@ const DefaultCacheBytes = 64 << 20
 // New returns the merge of ours and theirs with base as their common
 // ancestor (see MergeBase). The three snapshots may be commits or trees.
 func New(store *tree.Store, ours, theirs, base *tree.Snapshot, opts Options) *FS {
-	f := &FS{store: store, ours: ours, theirs: theirs, base: base, style: opts.Style}
+	f := &FS{store: store, ours: ours, theirs: theirs, base: base, style: opts.Style, sizer: storeSizer{store}}
 	f.labels = opts.Labels
 	if f.labels.Ours == "" {
 		f.labels.Ours = ours.Rev
@@ -127,7 +127,6 @@ func New(store *tree.Store, ours, theirs, base *tree.Snapshot, opts Options) *FS
 		t = theirs.Time
 	}
 	f.attrs = fattr.Context{UID: opts.UID, GID: opts.GID, Fsid: Fsid(store.ID(), ours.Rev, theirs.Rev), Time: t}
-	f.sizer = storeSizer{store, f}
 	f.depth, f.attrRoot = opts.depth, opts.attrRoot
 	f.opts = opts
 	switch opts.DirectoryRenames {
@@ -174,12 +173,9 @@ func (f *FS) DirectoryRenames() string { return f.dirRenamesName }
 // Base is the merge base the view was built on.
 func (f *FS) Base() *tree.Snapshot { return f.base }
 
-type storeSizer struct {
-	s *tree.Store
-	f *FS
-}
+type storeSizer struct{ s *tree.Store }
 
-func (z storeSizer) BlobSize(h plumbing.Hash) (int64, error) { return z.f.blobSize(h) }
+func (z storeSizer) BlobSize(h plumbing.Hash) (int64, error) { return z.s.BlobSize(h) }
 func (z storeSizer) Subdirs(h plumbing.Hash) (int, error) {
 	l, err := z.s.Listing(h)
 	if err != nil {
@@ -442,7 +438,7 @@ func (f *FS) InlineAttr(n nfs.Node) (fattr.Attr, bool, error) {
 // ReadAt implements nfs.FS.
 func (f *FS) ReadAt(n nfs.Node, p []byte, off int64) (int, error) {
 	if n.Tag != tagConflict {
-		return f.readBlobAt(n.Key, p, off)
+		return f.store.ReadBlobAt(n.Key, p, off)
 	}
 	c, err := f.cfileOf(n)
 	if err != nil {
@@ -470,7 +466,7 @@ func (f *FS) Readlink(n nfs.Node) (string, error) {
 		}
 		h = m.blob
 	}
-	size, err := f.blobSize(h)
+	size, err := f.store.BlobSize(h)
 	if err != nil {
 		return "", err
 	}
@@ -478,7 +474,7 @@ func (f *FS) Readlink(n nfs.Node) (string, error) {
 		return "", fmt.Errorf("%s: symlink target of %d bytes exceeds PATH_MAX", n.Path, size)
 	}
 	buf := make([]byte, size)
-	got, err := f.readBlobAt(h, buf, 0)
+	got, err := f.store.ReadBlobAt(h, buf, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return "", err
 	}

@@ -446,7 +446,7 @@ var emptyBlob = plumbing.ComputeHash(plumbing.BlobObject, nil)
 
 // readWhole reads a blob for similarity scoring.
 func (f *FS) readWhole(h plumbing.Hash) ([]byte, error) {
-	size, err := f.blobSize(h)
+	size, err := f.store.BlobSize(h)
 	if err != nil {
 		return nil, err
 	}
@@ -624,7 +624,7 @@ func (f *FS) mergeStages(b, o, t *tree.Entry, names [3]string, extraMarker int) 
 		if m.data == nil {
 			res.Hash = m.blob
 		} else {
-			res.Hash = f.putVirtual(m.data)
+			res.Hash = f.store.PutBlob(m.data)
 		}
 	}
 	return res, !cp.conflicted(m.outcome), nil
@@ -641,17 +641,6 @@ func (f *FS) pathLabels(names [3]string) *merge3.Labels {
 		Ours:   f.labels.Ours + ":" + names[1],
 		Theirs: f.labels.Theirs + ":" + names[2],
 	}
-}
-
-// putVirtual keeps merged bytes under their git blob id (in memory:
-// tree.Store.PutBlob), so that later merges compare and read them like any
-// blob. The object store is never written.
-func (f *FS) putVirtual(data []byte) plumbing.Hash { return f.store.PutBlob(data) }
-
-func (f *FS) blobSize(h plumbing.Hash) (int64, error) { return f.store.BlobSize(h) }
-
-func (f *FS) readBlobAt(h plumbing.Hash, p []byte, off int64) (int, error) {
-	return f.store.ReadBlobAt(h, p, off)
 }
 
 // dirKey is the key of a merged directory that renames touch: its triple
