@@ -234,26 +234,17 @@ func rowCPU(work, bin string) (section, figure, error) {
 }
 
 func measureCPU(repo, checkout, stock, bin string) (section, figure, error) {
-
 	measure := func(cmd *exec.Cmd, addr string) (float64, int, error) {
 		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 		if err := cmd.Start(); err != nil {
 			return 0, 0, err
 		}
 		defer func() { cmd.Process.Kill(); cmd.Wait() }()
-		c, err := dialWhenUp(addr)
+		c, d, err := dialLookup(addr, "d")
 		if err != nil {
 			return 0, 0, err
 		}
 		defer c.Close()
-		root, err := c.Mount("/")
-		if err != nil {
-			return 0, 0, err
-		}
-		d, _, err := c.Lookup(root, "d")
-		if err != nil {
-			return 0, 0, err
-		}
 		ents, calls, err := c.ReaddirplusAll(d, 32<<10)
 		if err != nil {
 			return 0, 0, err
@@ -386,6 +377,24 @@ func dialWhenUp(addr string) (*nfsclient.Client, error) {
 	}
 }
 
+// dialLookup connects to a server coming up, mounts its root and looks up
+// name there.
+func dialLookup(addr, name string) (*nfsclient.Client, []byte, error) {
+	c, err := dialWhenUp(addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	root, err := c.Mount("/")
+	if err == nil {
+		var fh []byte
+		if fh, _, err = c.Lookup(root, name); err == nil {
+			return c, fh, nil
+		}
+	}
+	c.Close()
+	return nil, nil, err
+}
+
 // rowStart: process start to the first answered READDIRPLUS of the root,
 // against `git worktree add` of the same revision into a fresh directory.
 func rowStart(work, bin string) (section, figure, error) {
@@ -482,19 +491,11 @@ func readNFS(bin, repo string) (time.Duration, int, error) {
 		return 0, 0, err
 	}
 	defer s.stop()
-	c, err := dialWhenUp(s.addr)
+	c, fh, err := dialLookup(s.addr, "big.bin")
 	if err != nil {
 		return 0, 0, err
 	}
 	defer c.Close()
-	root, err := c.Mount("/")
-	if err != nil {
-		return 0, 0, err
-	}
-	fh, _, err := c.Lookup(root, "big.bin")
-	if err != nil {
-		return 0, 0, err
-	}
 	start := time.Now()
 	n := 0
 	for {
