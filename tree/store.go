@@ -82,7 +82,7 @@ type Store struct {
 	configErr error   // why config is nil, when a file did not parse
 
 	shallow shallowFile // the commits a shallow clone has without parents
-	stats *stats.Internal
+	stats   *stats.Internal
 
 	// mu serializes every call into go-git: its storage (pack scanners,
 	// index maps, descriptors) is not safe for concurrent use.
