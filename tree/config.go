@@ -25,7 +25,8 @@ import (
 //   - A key written without "=" (`[core] bare`) reads as "", which git
 //     reads as true for a boolean. Values of the keys asked here (names,
 //     commands, numbers) are always written with "=".
-//   - The old `[section.Subsection]` spelling is not understood by gcfg.
+//   - The old `[section.Subsection]` spelling, which git still reads, is a
+//     parse error for gcfg: that file, and so the Config, fails to load.
 //   - GIT_CONFIG_PARAMETERS (git -c) is not read: nothing that starts
 //     gitnfs sets it.
 //
@@ -34,6 +35,7 @@ import (
 // it is safe for concurrent use.
 type Config struct {
 	parts []configPart // in the order git reads them
+	home  string       // $HOME when loaded, for Path's "~/"
 }
 
 // configPart is one file (or the environment's pairs) and its scope.
@@ -90,7 +92,7 @@ func LoadConfig(files ConfigFiles) (*Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	c := &Config{}
+	c := &Config{home: getenv("HOME")}
 	for _, f := range globalConfigFiles(getenv) {
 		if err := c.read(f.scope, f.name); err != nil {
 			return nil, err
@@ -266,6 +268,17 @@ func (c *Config) Get(section, subsection, key string) (string, bool) {
 		return "", false
 	}
 	return all[len(all)-1], true
+}
+
+// Path is Get for a pathname value (core.excludesFile, core.attributesFile),
+// as `git config --type=path` reads it: a leading "~/" is $HOME. ("~user/"
+// is left as written: gitnfs does not read the password database.)
+func (c *Config) Path(section, subsection, key string) (string, bool) {
+	v, ok := c.Get(section, subsection, key)
+	if ok && c.home != "" && (v == "~" || strings.HasPrefix(v, "~/")) {
+		v = filepath.Join(c.home, v[1:])
+	}
+	return v, ok
 }
 
 // GetAll returns every value of section.subsection.key in the order git

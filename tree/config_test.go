@@ -207,3 +207,22 @@ func TestConfigErrors(t *testing.T) {
 		t.Errorf("bad GIT_CONFIG_COUNT: %v", err)
 	}
 }
+
+// TestConfigPath: pathname values expand "~/" as git config --type=path
+// does (core.excludesFile is one).
+func TestConfigPath(t *testing.T) {
+	repo := t.TempDir()
+	r := newRepo(t, repo)
+	env := configEnv{"HOME": t.TempDir(), "GIT_CONFIG_NOSYSTEM": "1"}
+	for _, v := range []string{"~/ignore", "/abs/ignore", "rel/ignore", "~"} {
+		r.run("config", "core.excludesFile", v)
+		cfg, err := LoadConfig(ConfigFiles{GitDir: filepath.Join(repo, ".git"), Getenv: env.getenv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := env.gitConfig(t, repo, "--type=path", "--get", "core.excludesFile")
+		if got, ok := cfg.Path("core", "", "excludesfile"); !ok || got != want {
+			t.Errorf("core.excludesFile %q reads %q, git config --type=path says %q", v, got, want)
+		}
+	}
+}

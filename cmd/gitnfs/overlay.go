@@ -395,7 +395,10 @@ func runCommit(stderr io.Writer, f commitFlags) (string, error) {
 	}
 	cfg, err := o.store.Config()
 	if err != nil {
-		return "", fmt.Errorf("commit: %w", err)
+		// go-git's parser refuses some files git reads (tree.Config says
+		// which): the identity then comes from the environment or the
+		// defaults, as it did before the config was read in one place.
+		fmt.Fprintf(stderr, "gitnfs: commit: %v (identity from the environment or gitnfs's defaults)\n", err)
 	}
 	author, committer, err := gitwrite.Signatures(cfg, f.author, os.Getenv, time.Now())
 	if err != nil {
