@@ -17,7 +17,9 @@
 //
 // The client keeps -depth calls in flight: it reads replies through one
 // buffered reader and, once no further whole reply is buffered, sends as
-// many new calls as replies came back, in one write. Every reply is checked
+// many new calls as replies came back, each in its own write as the kernel
+// client sends them (in one write with -batch-sends, which spares the
+// server reads and so flatters whichever server reads best). Every reply is checked
 // (its xid must be a call in flight, accepted, NFS3_OK): a server that
 // answers faster by answering wrongly fails the run.
 package main
@@ -61,8 +63,9 @@ func main() {
 	limit := flag.Duration("time", 2*time.Second, "stop after this long")
 	warm := flag.Int("warm", 2000, "calls sent and drained before the measured run")
 	pid := flag.Int("pid", 0, "the server's process id, to read its CPU time from /proc (0: none)")
+	batch := flag.Bool("batch-sends", false, "send the calls that replace a burst of replies in one write (default: one write per call, as the kernel client sends them)")
 	flag.Parse()
-	res, err := run(*addr, *proc, *name, *depth, *n, *warm, *limit, *pid)
+	res, err := run(*addr, *proc, *name, *depth, *n, *warm, *limit, *pid, *batch)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
@@ -70,7 +73,7 @@ func main() {
 	json.NewEncoder(os.Stdout).Encode(res)
 }
 
-func run(addr, proc, name string, depth, n, warm int, limit time.Duration, pid int) (Result, error) {
+func run(addr, proc, name string, depth, n, warm int, limit time.Duration, pid int, batch bool) (Result, error) {
 	if addr == "" {
 		return Result{}, errors.New("-addr is required")
 	}
@@ -108,7 +111,7 @@ func run(addr, proc, name string, depth, n, warm int, limit time.Duration, pid i
 	}
 	// The nfsclient's own reader holds nothing more: every call it made was
 	// answered in full. The pipelined calls go on the same connection.
-	p := newPipe(c.Conn(), callTemplate(procNum, args.B), depth)
+	p := newPipe(c.Conn(), callTemplate(procNum, args.B), depth, batch)
 	if warm > 0 {
 		if _, err := p.run(warm, time.Now().Add(limit+30*time.Second)); err != nil {
 			return Result{}, fmt.Errorf("warm-up: %w", err)
@@ -203,10 +206,13 @@ type pipe struct {
 	seq      uint32
 	out      []byte
 	rec      []byte
+	// batch sends the calls of one round in one write; without it every
+	// call is its own write, as the kernel client's sendmsg per RPC.
+	batch bool
 }
 
-func newPipe(nc net.Conn, call []byte, depth int) *pipe {
-	p := &pipe{nc: nc, r: bufio.NewReaderSize(nc, 64<<10), call: call, inflight: make([]uint32, depth)}
+func newPipe(nc net.Conn, call []byte, depth int, batch bool) *pipe {
+	p := &pipe{nc: nc, r: bufio.NewReaderSize(nc, 64<<10), call: call, inflight: make([]uint32, depth), batch: batch}
 	for i := depth - 1; i >= 0; i-- {
 		p.free = append(p.free, i)
 	}
@@ -238,6 +244,12 @@ func (p *pipe) run(n int, deadline time.Time) (int, error) {
 			p.out = append(p.out, p.call...)
 			binary.BigEndian.PutUint32(p.out[start+4:], xid)
 			sent++
+			if !p.batch {
+				if _, err := p.nc.Write(p.out); err != nil {
+					return answered, err
+				}
+				p.out = p.out[:0]
+			}
 		}
 		if len(p.out) > 0 {
 			if _, err := p.nc.Write(p.out); err != nil {
