@@ -184,10 +184,10 @@ func TestMalformedCallsEndTheConnectionWithAReason(t *testing.T) {
 		rec  []byte
 		want string
 	}{
-		"short header":   {mark(good[4:16]), "shorter"},
-		"a reply":        {mark(append(append([]byte{}, good[4:8]...), append([]byte{0, 0, 0, 1}, good[12:]...)...)), "not a CALL"},
+		"short header":               {mark(good[4:16]), "shorter"},
+		"a reply":                    {mark(append(append([]byte{}, good[4:8]...), append([]byte{0, 0, 0, 1}, good[12:]...)...)), "not a CALL"},
 		"credential past the record": {mark(append(append([]byte{}, good[4:32]...), 0, 0, 1, 0x91)), "shorter"},
-		"huge record":    {binary.BigEndian.AppendUint32(nil, 1<<31|(maxRecord+1)), "longer than"},
+		"huge record":                {binary.BigEndian.AppendUint32(nil, 1<<31|(maxRecord+1)), "longer than"},
 	} {
 		client, server := net.Pipe()
 		done := make(chan error, 1)
