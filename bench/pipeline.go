@@ -14,7 +14,7 @@ import (
 )
 
 var (
-	pipeRounds = flag.Int("pipeline-rounds", 3, "row 6: rounds of every case, the servers' order alternating")
+	pipeRounds = flag.Int("pipeline-rounds", 5, "row 6: rounds of every case, the servers' order alternating")
 	pipeTime   = flag.Duration("pipeline-time", 1500*time.Millisecond, "row 6: length of one measured run")
 )
 
@@ -177,7 +177,7 @@ func rowPipeline(work, bin string) (section, figure, error) {
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "Server CPU per call (user+system of the server process, from /proc) with calls pipelined on one\nconnection: `bench/loadgen` (its own process) mounts the export, looks up `README.md` in the root,\nthen sends GETATTR of it or LOOKUP of it, 32 in flight and one at a time, for %v a run. The floor\nis `bench/floor`, the cheapest honest Go server of RPC records (one buffered read for a burst of\ncalls, each answered on the reading goroutine with a reply as long as gitnfs's, the replies of all\ncalls already buffered coalesced into one write; one at a time it runs with `-coalesce=false`).\n%d rounds, the servers' order alternating; medians (the ratio is the median of the rounds' ratios).\n\n",
+	fmt.Fprintf(&b, "Server CPU per call (user+system of the server process, from /proc) with calls pipelined on one\nconnection: `bench/loadgen` (its own process) mounts the export, looks up `README.md` in the root,\nthen sends GETATTR of it or LOOKUP of it, 32 in flight and one at a time, each call in its own write\nas the kernel client sends them, for %v a run. The floor\nis `bench/floor`, the cheapest honest Go server of RPC records (one buffered read for a burst of\ncalls, each answered on the reading goroutine with a reply as long as gitnfs's, the replies of all\ncalls already buffered coalesced into one write; one at a time it runs with `-coalesce=false`).\n%d rounds, the servers' order alternating; medians (the ratio is the median of the rounds' ratios).\n\n",
 		*pipeTime, rounds)
 	b.WriteString("| call | in flight | gitnfs CPU/call | floor CPU/call | **gitnfs / floor** | goal | gitnfs calls/s | floor calls/s |\n|---|---|---|---|---|---|---|---|\n")
 	for _, c := range cases {
