@@ -109,11 +109,17 @@ func serveConn(nc net.Conn, coalesce bool) error {
 // readRecord appends the fragments of one record to rec.
 func readRecord(r *bufio.Reader, rec []byte) ([]byte, error) {
 	for {
-		var mark [4]byte
-		if _, err := io.ReadFull(r, mark[:]); err != nil {
+		// Peek, not ReadFull into an array: the array would escape
+		// through io.Reader and cost an allocation per call.
+		mark, err := r.Peek(4)
+		if err != nil {
+			if err == io.EOF && len(mark) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
 			return rec, err
 		}
-		m := binary.BigEndian.Uint32(mark[:])
+		m := binary.BigEndian.Uint32(mark)
+		r.Discard(4)
 		n := int(m &^ (1 << 31))
 		if len(rec)+n > maxRecord {
 			return rec, fmt.Errorf("record longer than %d bytes", maxRecord)

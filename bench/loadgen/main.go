@@ -274,11 +274,12 @@ func (p *pipe) run(n int, deadline time.Time) (int, error) {
 
 // reply reads and checks one reply and frees its slot.
 func (p *pipe) reply() error {
-	var mark [4]byte
-	if _, err := io.ReadFull(p.r, mark[:]); err != nil {
+	mark, err := p.r.Peek(4) // not ReadFull into an array, which would escape
+	if err != nil {
 		return err
 	}
-	m := binary.BigEndian.Uint32(mark[:])
+	m := binary.BigEndian.Uint32(mark)
+	p.r.Discard(4)
 	size := int(m &^ (1 << 31))
 	if m&(1<<31) == 0 || size > 1<<20 {
 		return fmt.Errorf("reply record mark %#x: want one last fragment of at most 1 MiB", m)
