@@ -20,7 +20,7 @@ func TestCPUAgreesWithGetrusage(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := selfCPU()
-	if d := got - want; want < 200*time.Millisecond || d > 50*time.Millisecond || d < -50*time.Millisecond {
+	if d := got - want; want < 200*time.Millisecond || d > 30*time.Millisecond || d < -30*time.Millisecond {
 		t.Errorf("CPU = %v, getrusage says %v", got, want)
 	}
 }
