@@ -91,7 +91,7 @@ func run() error {
 	steps := []struct {
 		row string
 		fn  func(work, bin string) (section, figure, error)
-	}{{"2", rowCPU}, {"3", rowStart}, {"4", rowRead}, {"5", rowRSS}}
+	}{{"2", rowCPU}, {"3", rowStart}, {"4", rowRead}, {"5", rowRSS}, {"6", rowPipeline}}
 	for _, s := range steps {
 		if !want[s.row] {
 			continue
