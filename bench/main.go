@@ -7,7 +7,9 @@
 // Rows: 2 server CPU per READDIRPLUS entry (go test -bench, gitnfs vs stock
 // go-nfs); 3 process start to first READDIRPLUS vs `git worktree add`;
 // 4 sequential NFS READ of a 256 MiB blob vs `git cat-file`, and of 512 MiB;
-// 5 peak RSS after walking and reading a 100k-entry tree. Row 1 (the kernel
+// 5 peak RSS after walking and reading a 100k-entry tree; 6 server CPU per
+// pipelined GETATTR and LOOKUP against the floor program (bench/floor,
+// driven by bench/loadgen). Row 1 (the kernel
 // client's RPC census against stock go-nfs) comes from `make e2e`; -kernel
 // includes its report.
 //
@@ -34,12 +36,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gitnfs/gitnfs/bench/internal/procstat"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
 )
 
 var (
 	outFile = flag.String("out", "BENCHMARKS.md", "where to write the table")
-	rowsArg = flag.String("rows", "2,3,4,5", "which rows to measure")
+	rowsArg = flag.String("rows", "2,3,4,5,6", "which rows to measure")
 	kernel  = flag.String("kernel", "", "row 1: the kernel-client census (from make e2e) to include; a .md file is included as is")
 	entries = flag.Int("entries", 100000, "row 5: entries in the generated tree")
 	blobMiB = flag.Int("blob-mib", 256, "row 4: blob size in MiB (the doubling check uses twice this)")
@@ -280,20 +283,10 @@ func measureCPU(repo, checkout, stock, bin string) (section, figure, error) {
 	return section{"2. Server CPU per READDIRPLUS entry, warm", body}, figure{"server CPU per entry", g, "ns"}, nil
 }
 
-// procCPU is a process's user+system CPU time, from /proc/PID/stat.
+// procCPU is a process's user+system CPU time (0 once it is gone).
 func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name may hold spaces: fields start after the last ')'.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * time.Second / 100 // USER_HZ is 100 on Linux
+	d, _ := procstat.CPU(pid)
+	return d
 }
 
 func median(v []float64) float64 {
