@@ -26,7 +26,7 @@ var wccWords = map[uint32]int{
 // On a writable export (the request's FS implements WritableFS) the real
 // procedure runs instead (writable.go).
 func onReadOnly(s *view, c *call, d *decoder, e *encoder) uint32 {
-	if _, ok := s.fs.(WritableFS); ok {
+	if s.writable != nil {
 		if p := writeProcs[c.proc]; p != nil {
 			return p(s, c, d, e)
 		}

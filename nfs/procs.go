@@ -3,7 +3,7 @@ package nfs
 import (
 	"errors"
 
-	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // procFunc runs one procedure: it decodes its arguments from d, appends the
@@ -62,15 +62,15 @@ const maxName = 255
 func (s *view) status(err error, c *call, path string) uint32 {
 	var st uint32
 	switch {
-	case errors.Is(err, ErrReadOnly):
+	case errors.Is(err, vfs.ErrReadOnly):
 		st = nfsErrROFS
 	case errors.Is(err, errBadHandle):
 		st = nfsErrBadHndl
-	case errors.Is(err, ErrStale):
+	case errors.Is(err, vfs.ErrStale):
 		st = nfsErrStale
-	case errors.Is(err, ErrNoEnt):
+	case errors.Is(err, vfs.ErrNoEnt):
 		st = nfsErrNoEnt
-	case errors.Is(err, ErrNotDir):
+	case errors.Is(err, vfs.ErrNotDir):
 		st = nfsErrNotDir
 	default:
 		st = nfsErrIO
@@ -96,11 +96,11 @@ func procName(p uint32) string {
 func handleArg(d *decoder) []byte { return d.opaque(1024) }
 
 // resolve decodes a handle argument into a node.
-func (s *view) resolve(h []byte) (Node, error) { return resolveHandle(s.fs, h) }
+func (s *view) resolve(h []byte) (vfs.Node, error) { return resolveHandle(s.export, h) }
 
 const fattrLen = 84
 
-func putFattr(e *encoder, a *fattr.Attr) {
+func putFattr(e *encoder, a *vfs.Attr) {
 	e.uint32(uint32(a.Type))
 	e.uint32(a.Mode)
 	e.uint32(a.Nlink)
@@ -111,14 +111,14 @@ func putFattr(e *encoder, a *fattr.Attr) {
 	e.uint64(0) // rdev
 	e.uint64(a.Fsid)
 	e.uint64(a.Fileid)
-	putTime(e, atimeOf(a))
+	putTime(e, a.AtimeOf())
 	putTime(e, a.Time) // mtime
-	putTime(e, ctimeOf(a))
+	putTime(e, a.CtimeOf())
 }
 
 // putPostOpAttr writes post_op_attr for n, or attributes_follow=false if
 // they cannot be computed (post-op attributes are optional by design).
-func (s *view) putPostOpAttr(e *encoder, n Node) {
+func (s *view) putPostOpAttr(e *encoder, n vfs.Node) {
 	a, err := s.fs.Attr(n)
 	if err != nil {
 		e.bool(false)
@@ -131,7 +131,7 @@ func (s *view) putPostOpAttr(e *encoder, n Node) {
 func onNull(s *view, c *call, d *decoder, e *encoder) uint32 { return nfsOK }
 
 // failWithAttr is the common failure shape: status then post_op_attr.
-func (s *view) failWithAttr(e *encoder, st uint32, n *Node) uint32 {
+func (s *view) failWithAttr(e *encoder, st uint32, n *vfs.Node) uint32 {
 	e.uint32(st)
 	if n != nil {
 		s.putPostOpAttr(e, *n)

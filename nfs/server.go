@@ -15,7 +15,6 @@ package nfs
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -24,15 +23,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	gonfs "github.com/willscott/go-nfs"
-
 	"github.com/gitnfs/gitnfs/stats"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // Options configure a Server.
 type Options struct {
 	// Fallback serves MOUNT and every procedure we do not own. Required.
-	Fallback gonfs.Handler
+	Fallback Fallback
 	// MaxInFlight bounds concurrently executing requests per connection.
 	// 0 means 64: enough to keep both cores busy behind a client's
 	// readahead while bounding memory (a READ reply is at most 1 MiB).
@@ -80,6 +78,14 @@ type Options struct {
 	Log    *slog.Logger
 }
 
+// Fallback serves what this package hands over (MOUNT's NULL, MNT and UMNT)
+// on the listener it is given: an in-memory pipe per client connection.
+// billyfs.Handler is go-nfs behind it; an interface keeps go-nfs, and the
+// go-git packages it links, out of the protocol package.
+type Fallback interface {
+	Serve(l net.Listener) error
+}
+
 // Defaults of Options.
 const (
 	DefaultIdleTimeout   = 6 * time.Minute
@@ -92,11 +98,10 @@ const (
 // (SetFS): each request runs on the FS it started with, so no reply ever
 // mixes two trees.
 type Server struct {
-	current atomic.Pointer[fsBox]
+	current atomic.Pointer[export]
 	opts    Options
 	log     *slog.Logger
 
-	backend   *gonfs.Server
 	pipes     *pipeListener
 	startOnce sync.Once
 
@@ -111,7 +116,7 @@ type Server struct {
 }
 
 // NewServer returns a server for fs.
-func NewServer(fs FS, opts Options) *Server {
+func NewServer(fs vfs.FS, opts Options) *Server {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = 64
 	}
@@ -148,23 +153,22 @@ func NewServer(fs FS, opts Options) *Server {
 	return s
 }
 
-type fsBox struct{ fs FS }
-
 // SetFS switches to a new FS atomically: requests already running finish on
-// the old one, new requests see the new one.
-func (s *Server) SetFS(fs FS) { s.current.Store(&fsBox{fs}) }
+// the old one, new requests see the new one. The FS's abilities are found
+// here, once.
+func (s *Server) SetFS(fs vfs.FS) { s.current.Store(newExport(fs)) }
 
 // FS returns the FS new requests run on.
-func (s *Server) FS() FS { return s.current.Load().fs }
+func (s *Server) FS() vfs.FS { return s.current.Load().fs }
 
-// view is one request's server: the shared configuration and the FS the
-// request started on.
+// view is one request's server: the shared configuration and the export
+// the request started on.
 type view struct {
 	*Server
-	fs FS
+	*export
 }
 
-func (s *Server) view() *view { return &view{Server: s, fs: s.FS()} }
+func (s *Server) view() *view { return &view{Server: s, export: s.current.Load()} }
 
 // Serve accepts connections on l until l is closed or Close is called.
 func (s *Server) Serve(l net.Listener) error {
@@ -223,10 +227,7 @@ func (s *Server) Close() error {
 func (s *Server) startBackend() {
 	s.startOnce.Do(func() {
 		s.pipes = newPipeListener()
-		// go-nfs fills in a random server ID we never use; its write
-		// verifier only matters for the overlay.
-		s.backend = &gonfs.Server{Handler: s.opts.Fallback, Context: context.Background()}
-		go func() { _ = s.backend.Serve(s.pipes) }()
+		go func() { _ = s.opts.Fallback.Serve(s.pipes) }()
 	})
 }
 
