@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gitnfs/gitnfs/nfs/proc"
 	"github.com/gitnfs/gitnfs/vfs"
 )
 
@@ -727,7 +728,7 @@ func checkResult(fs *fuzzFS, c call, body []byte) string {
 			d.postOpAttr()
 			d.wcc()
 		} else {
-			for range wccWords[c.proc] / 2 {
+			for range proc.Table[c.proc].FailAttrs / 2 {
 				d.wcc()
 			}
 		}

@@ -3,6 +3,8 @@ package nfs
 import (
 	"errors"
 
+	"github.com/gitnfs/gitnfs/nfs/proc"
+
 	"github.com/gitnfs/gitnfs/vfs"
 )
 
@@ -11,31 +13,56 @@ import (
 // statusGarbageArgs when the arguments did not decode.
 type procFunc func(s *view, c *call, d *decoder, e *encoder) uint32
 
-// The procedures we own, by NFSv3 procedure number: all of NFSv3. go-nfs
-// serves MOUNT (and would serve any procedure left nil here).
-var procs = [...]procFunc{
-	0:  onNull,
-	1:  onGetattr,
-	2:  onReadOnly,
-	3:  onLookup,
-	4:  onAccess,
-	5:  onReadlink,
-	6:  onRead,
-	7:  onReadOnly,
-	8:  onReadOnly,
-	9:  onReadOnly,
-	10: onReadOnly,
-	11: onReadOnly,
-	12: onReadOnly,
-	13: onReadOnly,
-	14: onReadOnly,
-	15: onReadOnly,
-	16: onReaddir,
-	17: onReaddirplus,
-	18: onFsstat,
-	19: onFsinfo,
-	20: onPathconf,
-	21: onReadOnly,
+// handlers is the registry of what this package runs for each NFSv3
+// procedure, by number; the rest of each row (its name, whether it writes,
+// its failure shape) is proc.Table, which the census shares. go-nfs serves
+// MOUNT (and would serve any procedure left nil here).
+var handlers = [proc.Count]procFunc{
+	proc.Null:        onNull,
+	proc.Getattr:     onGetattr,
+	proc.Setattr:     onSetattr,
+	proc.Lookup:      onLookup,
+	proc.Access:      onAccess,
+	proc.Readlink:    onReadlink,
+	proc.Read:        onRead,
+	proc.Write:       onWrite,
+	proc.Create:      onCreate,
+	proc.Mkdir:       onMkdir,
+	proc.Symlink:     onSymlink,
+	proc.Mknod:       onMknod,
+	proc.Remove:      onRemove,
+	proc.Rmdir:       onRmdir,
+	proc.Rename:      onRename,
+	proc.Link:        onLink,
+	proc.Readdir:     onReaddir,
+	proc.Readdirplus: onReaddirplus,
+	proc.Fsstat:      onFsstat,
+	proc.Fsinfo:      onFsinfo,
+	proc.Pathconf:    onPathconf,
+	proc.Commit:      onCommit,
+}
+
+// procs is what dispatch runs: the handlers, with every procedure
+// proc.Table marks Write answered by onReadOnly unless the request's FS is
+// vfs.Writable.
+var procs = func() (t [proc.Count]procFunc) {
+	for n, h := range handlers {
+		t[n] = h
+		if proc.Table[n].Write {
+			t[n] = writing(h)
+		}
+	}
+	return t
+}()
+
+// writing runs h on a writable export and answers NFS3ERR_ROFS otherwise.
+func writing(h procFunc) procFunc {
+	return func(s *view, c *call, d *decoder, e *encoder) uint32 {
+		if s.writable == nil {
+			return onReadOnly(s, c, d, e)
+		}
+		return h(s, c, d, e)
+	}
 }
 
 // nfsstat3 values we return.
@@ -74,21 +101,11 @@ func (s *view) status(err error, c *call, path string) uint32 {
 		st = nfsErrNotDir
 	default:
 		st = nfsErrIO
-		s.log.Error("request failed", "proc", procName(c.proc), "status", "NFS3ERR_IO", "path", path, "err", err)
+		s.log.Error("request failed", "proc", proc.Name(c.proc), "status", "NFS3ERR_IO", "path", path, "err", err)
 		return st
 	}
-	s.log.Debug("request failed", "proc", procName(c.proc), "status", st, "path", path, "err", err)
+	s.log.Debug("request failed", "proc", proc.Name(c.proc), "status", st, "path", path, "err", err)
 	return st
-}
-
-func procName(p uint32) string {
-	names := [...]string{"NULL", "GETATTR", "SETATTR", "LOOKUP", "ACCESS", "READLINK", "READ", "WRITE",
-		"CREATE", "MKDIR", "SYMLINK", "MKNOD", "REMOVE", "RMDIR", "RENAME", "LINK", "READDIR",
-		"READDIRPLUS", "FSSTAT", "FSINFO", "PATHCONF", "COMMIT"}
-	if int(p) < len(names) {
-		return names[p]
-	}
-	return "UNKNOWN"
 }
 
 // handleArg decodes a nfs_fh3 argument. Oversized handles decode (up to a

@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gitnfs/gitnfs/nfs/proc"
 	"github.com/gitnfs/gitnfs/stats"
 	"github.com/gitnfs/gitnfs/vfs"
 )
@@ -423,7 +424,7 @@ func (c *conn) dispatch(rec []byte) {
 	}
 	if call.prog == progNFS && call.vers == 3 && call.proc < uint32(len(procs)) {
 		if p := procs[call.proc]; p != nil {
-			if call.proc != 0 && !c.s.uidAllowed(&call) {
+			if call.proc != proc.Null && !c.s.uidAllowed(&call) {
 				c.refuseUID(call, len(rec), start)
 				putBuf(rec)
 				return
@@ -539,7 +540,7 @@ func (s *Server) checkFlavor(c *call) uint32 {
 	case authSys:
 		return 0
 	case authNone:
-		if c.proc == 0 || s.opts.AllowAuthNone {
+		if c.proc == 0 || s.opts.AllowAuthNone { // NULL, in every program
 			return 0
 		}
 		return authTooWeak
@@ -575,16 +576,14 @@ func (c *conn) refuseUID(call call, in int, start time.Time) {
 	}
 }
 
-// putFailure writes an NFSv3 failure result of procedure proc with status
+// putFailure writes an NFSv3 failure result of procedure p with status
 // st: the status, then each optional attribute of the procedure's resfail
 // as absent.
-func putFailure(e *encoder, proc, st uint32) {
+func putFailure(e *encoder, p, st uint32) {
 	e.uint32(st)
 	n := 1 // post_op_attr
-	if proc == 1 {
-		n = 0 // GETATTR3res carries nothing on failure
-	} else if w, ok := wccWords[proc]; ok {
-		n = w
+	if p < proc.Count {
+		n = proc.Table[p].FailAttrs
 	}
 	for i := 0; i < n; i++ {
 		e.bool(false)
@@ -610,16 +609,16 @@ func replyCharge(c *call) int64 {
 	d := decoder{b: c.args}
 	var n uint32
 	switch c.proc {
-	case 6: // READ: fh, offset, count
+	case proc.Read: // fh, offset, count
 		handleArg(&d)
 		d.uint64()
 		n = min(d.uint32(), maxRead)
-	case 16: // READDIR: fh, cookie, verifier, count
+	case proc.Readdir: // fh, cookie, verifier, count
 		handleArg(&d)
 		d.uint64()
 		d.fixed(8)
 		n = min(d.uint32(), maxDirReply)
-	case 17: // READDIRPLUS: fh, cookie, verifier, dircount, maxcount
+	case proc.Readdirplus: // fh, cookie, verifier, dircount, maxcount
 		handleArg(&d)
 		d.uint64()
 		d.fixed(8)

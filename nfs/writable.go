@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gitnfs/gitnfs/nfs/proc"
 	"github.com/gitnfs/gitnfs/vfs"
 )
 
@@ -96,22 +97,6 @@ func checkName(name []byte, use nameUse) uint32 {
 
 // maxSymlink bounds a symlink's target (PATH_MAX).
 const maxSymlink = 4096
-
-// writeProcs are the write procedures of a writable export; onReadOnly
-// dispatches to them when the request's FS is a WritableFS.
-var writeProcs = map[uint32]procFunc{
-	2:  onSetattr,
-	7:  onWrite,
-	8:  onCreate,
-	9:  onMkdir,
-	10: onSymlink,
-	11: onMknod,
-	12: onRemove,
-	13: onRmdir,
-	14: onRename,
-	15: onLink,
-	21: onCommit,
-}
 
 // decodeSattr reads a sattr3. Times set to the server's clock are read
 // here, once per request.
@@ -232,7 +217,7 @@ func (s *view) putPostOpFH(e *encoder, n vfs.Node) {
 // writeStatusOf is status for a write procedure's error.
 func (s *view) writeStatusOf(err error, c *call, path string) uint32 {
 	if st, ok := writeStatus(err); ok {
-		s.log.Debug("request failed", "proc", procName(c.proc), "status", st, "path", path, "err", err)
+		s.log.Debug("request failed", "proc", proc.Name(c.proc), "status", st, "path", path, "err", err)
 		return st
 	}
 	return s.status(err, c, path)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	nfsproc "github.com/gitnfs/gitnfs/nfs/proc"
 )
 
 // Report is a snapshot of the census: plain values, JSON-serializable.
@@ -292,12 +294,12 @@ func (c *Census) snapshotLocked(swapInternal bool) Report {
 			continue
 		}
 		switch row.Proc {
-		case nfsProcLookup:
+		case nfsproc.Lookup:
 			d.LookupCalls = row.Calls
 			d.LookupOK = row.Calls - row.Errors
-		case nfsProcReaddirplus:
+		case nfsproc.Readdirplus:
 			d.DirplusCalls = row.Calls
-		case nfsProcRead:
+		case nfsproc.Read:
 			d.ReadCalls = row.Calls
 		}
 	}
