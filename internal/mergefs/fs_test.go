@@ -17,8 +17,8 @@ import (
 
 // Untouched subtrees, and subtrees only one side changed, are that side's
 // tree served as is: a full walk merges only the directories both sides
-// changed, and the nodes of the rest are plain git entries (gitfs's Tag and
-// Key), so no merge work is ever spent on them.
+// changed, and the nodes of the rest are plain git entries (gitfs's node
+// data), so no merge work is ever spent on them.
 func TestOneSidedSubtreesAreServedAsIs(t *testing.T) {
 	base := files{"top": file("top\n")}
 	for _, d := range []string{"same", "ours", "theirs", "both"} {

@@ -33,8 +33,9 @@ import (
 	"github.com/gitnfs/gitnfs/vfs"
 )
 
-// Node tags beyond tree.Kind (1..5), which plain nodes use exactly as gitfs
-// does: Tag is the entry kind and Key its object id.
+// Node tags beyond tree.Kind (1..5), in gitfs's node data
+// (gitfs.NodePrivate), which plain nodes use exactly as gitfs does: the tag
+// is the entry kind and the key its object id.
 const (
 	tagMergedDir uint8 = 0x80 // Key: the triple's key (see triple.key)
 	tagConflict  uint8 = 0x81 // Key: the cfile's key
@@ -495,8 +496,8 @@ func (f *FS) DirVerifier(dir vfs.Node) uint64 {
 }
 
 // EntryOf is the git tree entry behind a node of this FS, when there is one:
-// a path served from one side's tree as is has gitfs's Tag and Key (so
-// gitfs.EntryOf reads it too). A merged directory or a conflicted path has
+// a path served from one side's tree as is has gitfs's node data (a
+// tree.Kind tag and an object id, see gitfs.NodePrivate). A merged directory or a conflicted path has
 // no object id until its content is written somewhere: ok is false.
 func EntryOf(n vfs.Node) (e tree.Entry, ok bool) {
 	if gitfs.NodeTag(n) == tagMergedDir || gitfs.NodeTag(n) == tagConflict {
