@@ -2,13 +2,39 @@ package nfs
 
 import "github.com/gitnfs/gitnfs/vfs"
 
-// Handle returns n's file handle. The go-nfs fallback uses it so that both
-// halves of the server agree on every handle.
-func Handle(fs vfs.FS, n vfs.Node) []byte {
-	return appendHandle(make([]byte, 0, maxHandle), fs.Fsid(), n)
+// export is one FS as the protocol serves it: the FS and the optional
+// abilities it has (vfs's small interfaces), found once when the FS is set
+// rather than by a type assertion in every request. A nil field is an
+// ability the FS lacks.
+type export struct {
+	fs        vfs.FS
+	fsid      uint64
+	writable  vfs.Writable     // nil: every change is NFS3ERR_ROFS
+	statfs    vfs.StatFSer     // FSSTAT's numbers, on a writable export
+	inline    vfs.InlineAttrer // nil: READDIRPLUS inlines no attributes
+	conflicts vfs.Conflicter   // nil: nothing is conflicted
+	ids       vfs.IDResolver   // nil: a handle without a path is stale
 }
 
-// ResolveHandle maps a handle to a node; errors wrap vfs.ErrStale or mean a
-// malformed handle. It finds fs's abilities on every call: it serves the
-// go-nfs fallback (MOUNT, rare), not the request path.
-func ResolveHandle(fs vfs.FS, h []byte) (vfs.Node, error) { return resolveHandle(newExport(fs), h) }
+func newExport(fs vfs.FS) *export {
+	x := &export{fs: fs, fsid: fs.Fsid()}
+	x.writable, _ = fs.(vfs.Writable)
+	x.statfs, _ = fs.(vfs.StatFSer)
+	x.inline, _ = fs.(vfs.InlineAttrer)
+	x.conflicts, _ = fs.(vfs.Conflicter)
+	x.ids, _ = fs.(vfs.IDResolver)
+	return x
+}
+
+// inlineAttr is the attributes READDIRPLUS inlines for n, if any.
+func (x *export) inlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
+	if x.inline == nil {
+		return vfs.Attr{}, false, nil
+	}
+	return x.inline.InlineAttr(n)
+}
+
+// conflicted is what the FS says of n; the protocol never infers it.
+func (x *export) conflicted(n vfs.Node) bool {
+	return x.conflicts != nil && x.conflicts.Conflicted(n)
+}
