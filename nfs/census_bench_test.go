@@ -4,16 +4,16 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"github.com/gitnfs/gitnfs/fattr"
 	"github.com/gitnfs/gitnfs/stats"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // attrFS answers Resolve and Attr for any path: the cheapest FS, so the
 // census's share of a request is as large as it can be.
 type attrFS struct{ pathFS }
 
-func (a *attrFS) Attr(n Node) (fattr.Attr, error) {
-	return fattr.Attr{Type: fattr.Reg, Mode: 0o644, Nlink: 1, Fileid: n.ID, Size: 1}, nil
+func (a *attrFS) Attr(n vfs.Node) (vfs.Attr, error) {
+	return vfs.Attr{Type: vfs.Reg, Mode: 0o644, Nlink: 1, Fileid: n.ID, Size: 1}, nil
 }
 
 // BenchmarkDispatchGetattrCensus is the server's whole path for one GETATTR
@@ -22,7 +22,7 @@ func (a *attrFS) Attr(n Node) (fattr.Attr, error) {
 // less than 3% of a request. go test -run '^$' -bench DispatchGetattrCensus -count 5 ./nfs
 func BenchmarkDispatchGetattrCensus(b *testing.B) {
 	f := &attrFS{}
-	h := Handle(f, Node{ID: fattr.FileID("src/main.go"), Path: "src/main.go"})
+	h := Handle(f, vfs.Node{ID: vfs.FileID("src/main.go"), Path: "src/main.go"})
 	var rec []byte
 	for _, v := range []uint32{7, 0, 2, progNFS, 3, 1, authSys} {
 		rec = binary.BigEndian.AppendUint32(rec, v)

@@ -19,13 +19,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitnfs/gitnfs/fattr"
 	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // serveLogged serves repo's HEAD with a small blob cache (so that blobs
@@ -212,7 +212,7 @@ func checkIntact(t *testing.T, c *nfsclient.Client, root []byte, files map[strin
 				t.Errorf("%s: listed without attributes", p)
 				continue
 			}
-			if e.Attr.Type == uint32(fattr.Dir) {
+			if e.Attr.Type == uint32(vfs.Dir) {
 				walkDir(e.Handle, p)
 				continue
 			}

@@ -1,57 +1,40 @@
 package nfs
 
-import (
-	"fmt"
-	"sync"
-)
+import "github.com/gitnfs/gitnfs/vfs"
 
-// Handle returns n's file handle. The go-nfs fallback uses it so that both
-// halves of the server agree on every handle.
-func Handle(fs FS, n Node) []byte { return appendHandle(make([]byte, 0, maxHandle), fs.Fsid(), n) }
-
-// ResolveHandle maps a handle to a node; errors wrap ErrStale or mean a
-// malformed handle.
-func ResolveHandle(fs FS, h []byte) (Node, error) { return resolveHandle(fs, h) }
-
-// MaxInlinePath is the longest path a handle carries. A node with a longer
-// path gets a handle of its fileid alone, which the FS resolves with
-// ResolveID.
-const MaxInlinePath = maxHandle - handleHeader
-
-// LongPaths is what an FS needs for ResolveID: the paths of the nodes whose
-// handles could not carry them, noted as such nodes are handed out. After a
-// restart it is empty, so the first unknown fileid walks the whole tree
-// once (walkAll must Note every node it meets) and asks again.
-type LongPaths struct {
-	paths sync.Map // fileid → path
-	mu    sync.Mutex
-	built bool
+// export is one FS as the protocol serves it: the FS and the optional
+// abilities it has (vfs's small interfaces), found once when the FS is set
+// rather than by a type assertion in every request. A nil field is an
+// ability the FS lacks.
+type export struct {
+	fs        vfs.FS
+	fsid      uint64
+	writable  vfs.Writable     // nil: every change is NFS3ERR_ROFS
+	statfs    vfs.StatFSer     // FSSTAT's numbers, on a writable export
+	inline    vfs.InlineAttrer // nil: READDIRPLUS inlines no attributes
+	conflicts vfs.Conflicter   // nil: nothing is conflicted
+	ids       vfs.IDResolver   // nil: a handle without a path is stale
 }
 
-// Note remembers path for id if a handle cannot carry it.
-func (l *LongPaths) Note(id uint64, path string) {
-	if len(path) > MaxInlinePath {
-		l.paths.LoadOrStore(id, path)
-	}
+func newExport(fs vfs.FS) *export {
+	x := &export{fs: fs, fsid: fs.Fsid()}
+	x.writable, _ = fs.(vfs.Writable)
+	x.statfs, _ = fs.(vfs.StatFSer)
+	x.inline, _ = fs.(vfs.InlineAttrer)
+	x.conflicts, _ = fs.(vfs.Conflicter)
+	x.ids, _ = fs.(vfs.IDResolver)
+	return x
 }
 
-// Path returns the path of id, walking the tree once if it is not known;
-// an id still unknown after the walk is ErrStale.
-func (l *LongPaths) Path(id uint64, walkAll func() error) (string, error) {
-	if p, ok := l.paths.Load(id); ok {
-		return p.(string), nil
+// inlineAttr is the attributes READDIRPLUS inlines for n, if any.
+func (x *export) inlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
+	if x.inline == nil {
+		return vfs.Attr{}, false, nil
 	}
-	l.mu.Lock()
-	if !l.built {
-		if err := walkAll(); err != nil {
-			l.mu.Unlock()
-			return "", err
-		}
-		l.built = true
-	}
-	l.mu.Unlock()
-	if p, ok := l.paths.Load(id); ok {
-		return p.(string), nil
-	}
-	return "", fmt.Errorf("fileid %#x: %w", id, ErrStale)
+	return x.inline.InlineAttr(n)
+}
+
+// conflicted is what the FS says of n; the protocol never infers it.
+func (x *export) conflicted(n vfs.Node) bool {
+	return x.conflicts != nil && x.conflicts.Conflicted(n)
 }

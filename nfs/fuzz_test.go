@@ -28,7 +28,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/nfs/proc"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // fuzzFS is a small read-only tree with one of everything the procedures
@@ -40,7 +41,7 @@ type fuzzFS struct {
 }
 
 type fuzzNode struct {
-	typ      fattr.Type
+	typ      vfs.Type
 	size     int64
 	target   string
 	children []string
@@ -57,7 +58,7 @@ var fuzzTree = sync.OnceValue(func() *fuzzFS {
 	f := &fuzzFS{nodes: map[string]*fuzzNode{}, byID: map[uint64]string{}}
 	add := func(p string, n *fuzzNode) {
 		f.nodes[p] = n
-		f.byID[fattr.FileID(p)] = p
+		f.byID[vfs.FileID(p)] = p
 		if p == "" {
 			return
 		}
@@ -67,8 +68,8 @@ var fuzzTree = sync.OnceValue(func() *fuzzFS {
 		}
 		f.nodes[dir].children = append(f.nodes[dir].children, p[strings.LastIndexByte(p, '/')+1:])
 	}
-	dir := func(p string) { add(p, &fuzzNode{typ: fattr.Dir, size: fattr.DirSize}) }
-	file := func(p string, size int64) { add(p, &fuzzNode{typ: fattr.Reg, size: size}) }
+	dir := func(p string) { add(p, &fuzzNode{typ: vfs.Dir, size: vfs.DirSize}) }
+	file := func(p string, size int64) { add(p, &fuzzNode{typ: vfs.Reg, size: size}) }
 	dir("")
 	dir("d")
 	for i := 0; i < 40; i++ {
@@ -79,10 +80,10 @@ var fuzzTree = sync.OnceValue(func() *fuzzFS {
 	file("f", 10)
 	file("empty", 0)
 	file("big", fuzzBigSize)
-	add("l", &fuzzNode{typ: fattr.Lnk, size: 1, target: "f"})
-	add("ioerr", &fuzzNode{typ: fattr.Reg, size: 5, fail: "attr"})
-	add("readerr", &fuzzNode{typ: fattr.Reg, size: 5, fail: "read"})
-	add("baddir", &fuzzNode{typ: fattr.Dir, size: fattr.DirSize, fail: "readdir"})
+	add("l", &fuzzNode{typ: vfs.Lnk, size: 1, target: "f"})
+	add("ioerr", &fuzzNode{typ: vfs.Reg, size: 5, fail: "attr"})
+	add("readerr", &fuzzNode{typ: vfs.Reg, size: 5, fail: "read"})
+	add("baddir", &fuzzNode{typ: vfs.Dir, size: vfs.DirSize, fail: "readdir"})
 	dir("a-directory-name-long-enough")
 	dir("a-directory-name-long-enough/to-push-the-path")
 	file(fuzzLong, 100)
@@ -94,64 +95,64 @@ var fuzzTree = sync.OnceValue(func() *fuzzFS {
 
 var errFuzzIO = errors.New("fuzzFS: unreadable object")
 
-func (f *fuzzFS) node(p string) Node {
+func (f *fuzzFS) node(p string) vfs.Node {
 	n := f.nodes[p]
-	return Node{ID: fattr.FileID(p), Path: p, Type: n.typ}
+	return vfs.Node{ID: vfs.FileID(p), Path: p, Type: n.typ}
 }
 
-func (f *fuzzFS) Fsid() uint64 { return fuzzFsid }
-func (f *fuzzFS) Root() Node   { return f.node("") }
-func (f *fuzzFS) Resolve(p string) (Node, error) {
+func (f *fuzzFS) Fsid() uint64   { return fuzzFsid }
+func (f *fuzzFS) Root() vfs.Node { return f.node("") }
+func (f *fuzzFS) Resolve(p string) (vfs.Node, error) {
 	if _, ok := f.nodes[p]; ok {
 		return f.node(p), nil
 	}
 	for d := p; strings.Contains(d, "/"); {
 		d = d[:strings.LastIndexByte(d, '/')]
-		if n, ok := f.nodes[d]; ok && n.typ != fattr.Dir {
-			return Node{}, fmt.Errorf("%s: %w", p, ErrNotDir)
+		if n, ok := f.nodes[d]; ok && n.typ != vfs.Dir {
+			return vfs.Node{}, fmt.Errorf("%s: %w", p, vfs.ErrNotDir)
 		}
 	}
-	return Node{}, fmt.Errorf("%s: %w", p, ErrNoEnt)
+	return vfs.Node{}, fmt.Errorf("%s: %w", p, vfs.ErrNoEnt)
 }
-func (f *fuzzFS) ResolveID(id uint64) (Node, error) {
+func (f *fuzzFS) ResolveID(id uint64) (vfs.Node, error) {
 	if p, ok := f.byID[id]; ok && len(p) > maxHandle-handleHeader {
 		return f.Resolve(p)
 	}
-	return Node{}, fmt.Errorf("fileid %#x: %w", id, ErrStale)
+	return vfs.Node{}, fmt.Errorf("fileid %#x: %w", id, vfs.ErrStale)
 }
-func (f *fuzzFS) Lookup(dir Node, name string) (Node, error) {
-	if dir.Type != fattr.Dir {
-		return Node{}, ErrNotDir
+func (f *fuzzFS) Lookup(dir vfs.Node, name string) (vfs.Node, error) {
+	if dir.Type != vfs.Dir {
+		return vfs.Node{}, vfs.ErrNotDir
 	}
 	return f.Resolve(join(dir.Path, name))
 }
-func (f *fuzzFS) ReadDir(dir Node) (Dir, error) {
+func (f *fuzzFS) ReadDir(dir vfs.Node) (vfs.Listing, error) {
 	n := f.nodes[dir.Path]
 	if n.fail == "readdir" {
 		return nil, errFuzzIO
 	}
 	return fuzzDir{f, dir.Path, n.children}, nil
 }
-func (f *fuzzFS) Attr(nd Node) (fattr.Attr, error) {
+func (f *fuzzFS) Attr(nd vfs.Node) (vfs.Attr, error) {
 	n := f.nodes[nd.Path]
 	if n.fail == "attr" {
-		return fattr.Attr{}, errFuzzIO
+		return vfs.Attr{}, errFuzzIO
 	}
 	mode := uint32(0o644)
-	if n.typ != fattr.Reg {
+	if n.typ != vfs.Reg {
 		mode = 0o755
 	}
-	return fattr.Attr{Type: n.typ, Mode: mode, Nlink: 1, UID: 1000, GID: 1000, Size: uint64(n.size),
+	return vfs.Attr{Type: n.typ, Mode: mode, Nlink: 1, UID: 1000, GID: 1000, Size: uint64(n.size),
 		Used: uint64(n.size), Fsid: fuzzFsid, Fileid: nd.ID, Time: time.Unix(1704164645, 0)}, nil
 }
-func (f *fuzzFS) InlineAttr(n Node) (fattr.Attr, bool, error) {
-	if n.Type == fattr.Lnk {
-		return fattr.Attr{}, false, nil
+func (f *fuzzFS) InlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
+	if n.Type == vfs.Lnk {
+		return vfs.Attr{}, false, nil
 	}
 	a, err := f.Attr(n)
 	return a, err == nil, err
 }
-func (f *fuzzFS) ReadAt(nd Node, p []byte, off int64) (int, error) {
+func (f *fuzzFS) ReadAt(nd vfs.Node, p []byte, off int64) (int, error) {
 	n := f.nodes[nd.Path]
 	if n.fail == "read" {
 		return 0, errFuzzIO
@@ -168,8 +169,8 @@ func (f *fuzzFS) ReadAt(nd Node, p []byte, off int64) (int, error) {
 	}
 	return k, nil
 }
-func (f *fuzzFS) Readlink(n Node) (string, error) { return f.nodes[n.Path].target, nil }
-func (f *fuzzFS) DirVerifier(dir Node) uint64     { return dir.ID | 1 }
+func (f *fuzzFS) Readlink(n vfs.Node) (string, error) { return f.nodes[n.Path].target, nil }
+func (f *fuzzFS) DirVerifier(dir vfs.Node) uint64     { return dir.ID | 1 }
 
 // fuzzByte is the content of every fuzzFS file at off.
 func fuzzByte(off int64) byte { return byte(off % 251) }
@@ -182,8 +183,8 @@ type fuzzDir struct {
 
 func (d fuzzDir) Len() int               { return len(d.names) }
 func (d fuzzDir) Name(i int) string      { return d.names[i] }
-func (d fuzzDir) ID(i int) uint64        { return fattr.FileID(join(d.path, d.names[i])) }
-func (d fuzzDir) Node(i int) Node        { return d.f.node(join(d.path, d.names[i])) }
+func (d fuzzDir) ID(i int) uint64        { return vfs.FileID(join(d.path, d.names[i])) }
+func (d fuzzDir) Node(i int) vfs.Node    { return d.f.node(join(d.path, d.names[i])) }
 func (f *fuzzFS) handle(p string) []byte { return Handle(f, f.node(p)) }
 
 // heapAllocs is the bytes allocated so far. Allocations of more than 32
@@ -524,13 +525,13 @@ func (d *rdec) bool() bool {
 }
 
 type rattr struct {
-	typ            fattr.Type
+	typ            vfs.Type
 	size, fsid, id uint64
 }
 
 func (d *rdec) fattr() rattr {
 	var a rattr
-	a.typ = fattr.Type(d.uint32())
+	a.typ = vfs.Type(d.uint32())
 	d.fixed(16) // mode nlink uid gid
 	a.size = d.uint64()
 	d.fixed(16) // used, rdev
@@ -571,8 +572,8 @@ func checkResult(fs *fuzzFS, c call, body []byte) string {
 		return "no status"
 	}
 	h := handleArg(a)
-	node, herr := resolveHandle(fs, h)
-	attrOK := func(at *rattr, n Node) string {
+	node, herr := resolveHandle(newExport(fs), h)
+	attrOK := func(at *rattr, n vfs.Node) string {
 		if at == nil {
 			return ""
 		}
@@ -608,7 +609,7 @@ func checkResult(fs *fuzzFS, c call, body []byte) string {
 			fh := d.opaque(maxHandle)
 			obj := d.postOpAttr()
 			d.postOpAttr()
-			n, err := resolveHandle(fs, fh)
+			n, err := resolveHandle(newExport(fs), fh)
 			if err != nil {
 				return fmt.Sprintf("LOOKUP %q returned a handle that does not resolve: %v", name, err)
 			}
@@ -699,7 +700,7 @@ func checkResult(fs *fuzzFS, c call, body []byte) string {
 				if name == "." || name == ".." {
 					path = ""
 				}
-				if path != "" && id != fattr.FileID(path) {
+				if path != "" && id != vfs.FileID(path) {
 					return fmt.Sprintf("entry %q: fileid %#x", name, id)
 				}
 				if p == 17 {
@@ -709,7 +710,7 @@ func checkResult(fs *fuzzFS, c call, body []byte) string {
 					}
 					if d.bool() {
 						fh := d.opaque(maxHandle)
-						n, err := resolveHandle(fs, fh)
+						n, err := resolveHandle(newExport(fs), fh)
 						if err != nil || n.ID != id {
 							return fmt.Sprintf("entry %q: handle resolves to %#x (%v)", name, n.ID, err)
 						}
@@ -727,7 +728,7 @@ func checkResult(fs *fuzzFS, c call, body []byte) string {
 			d.postOpAttr()
 			d.wcc()
 		} else {
-			for range wccWords[c.proc] / 2 {
+			for range proc.Table[c.proc].FailAttrs / 2 {
 				d.wcc()
 			}
 		}
@@ -830,7 +831,7 @@ func FuzzProcs(f *testing.F) {
 		allocated, over := overAllocates(func() uint64 {
 			e = encoder{b: make([]byte, 0, 64)}
 			d := decoder{b: args}
-			st = procs[c.proc](&view{Server: s, fs: fs}, &c, &d, &e)
+			st = procs[c.proc](&view{Server: s, export: newExport(fs)}, &c, &d, &e)
 			// A reply may grow to its own size (twice, by append); nothing
 			// else may be big.
 			return uint64(2*cap(e.b) + 4*len(args) + 64<<10)
@@ -860,20 +861,20 @@ func FuzzResolveHandle(f *testing.F) {
 	}
 	f.Add([]byte{})
 	f.Add(bytes.Repeat([]byte{handleWithPath}, maxHandle+1))
-	gone := appendHandle(nil, fuzzFsid, Node{ID: fattr.FileID("no/such"), Path: "no/such"})
+	gone := appendHandle(nil, fuzzFsid, vfs.Node{ID: vfs.FileID("no/such"), Path: "no/such"})
 	f.Add(gone)
-	f.Add(appendHandle(nil, fuzzFsid, Node{ID: fattr.FileID("d/../f"), Path: "d/../f"}))
-	f.Add(appendHandle(nil, fuzzFsid, Node{ID: fattr.FileID("f/x"), Path: "f/x"}))
-	f.Add(appendHandle(nil, fuzzFsid+1, Node{ID: fattr.FileID("f"), Path: "f"}))
+	f.Add(appendHandle(nil, fuzzFsid, vfs.Node{ID: vfs.FileID("d/../f"), Path: "d/../f"}))
+	f.Add(appendHandle(nil, fuzzFsid, vfs.Node{ID: vfs.FileID("f/x"), Path: "f/x"}))
+	f.Add(appendHandle(nil, fuzzFsid+1, vfs.Node{ID: vfs.FileID("f"), Path: "f"}))
 	f.Fuzz(func(t *testing.T, h []byte) {
-		n, err := resolveHandle(fs, h)
+		n, err := resolveHandle(newExport(fs), h)
 		if err != nil {
-			if !errors.Is(err, errBadHandle) && !errors.Is(err, ErrStale) {
+			if !errors.Is(err, errBadHandle) && !errors.Is(err, vfs.ErrStale) {
 				t.Fatalf("handle %x: error %v is neither bad nor stale", h, err)
 			}
 			return
 		}
-		if !cleanPath(n.Path) || n.ID != fattr.FileID(n.Path) {
+		if !cleanPath(n.Path) || n.ID != vfs.FileID(n.Path) {
 			t.Fatalf("handle %x resolved to %+v", h, n)
 		}
 		// A handle that resolves is the one the server would give out.

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 
-	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // A file handle is [format][fsid:8][fileid:8][path...]. Nothing in it is
@@ -19,13 +19,13 @@ import (
 // listings. A longer path leaves only its fileid, which the FS resolves from
 // an index.
 //
-// A writable export (WritableFS) adds a third format, for files the FS made
+// A writable export (vfs.Writable) adds a third format, for files the FS made
 // itself: [0x49][fsid][fileid], where the fileid is allocated by the FS and
 // kept in its own persistent table, so the handle names the file, not a
 // path, and survives renames and restarts. A tracked file (one from the base
-// tree) that is renamed keeps the handle it was given before (Node.Handle
-// holds its original path); such a path handle is resolved through
-// WritableFS.ResolveOrigin, which follows the file wherever it moved. The
+// tree) that is renamed keeps the handle it was given before (its Node.Handle
+// is vfs.HandleByOrigin, Origin its first path); such a path handle is resolved through
+// vfs.Writable.ResolveOrigin, which follows the file wherever it moved. The
 // same goes for everything under a renamed tracked directory: a handle of
 // "dir/x" keeps resolving after `mv dir other`, to "other/x", because the
 // file is the same file (same fileid) and the issue asks that files keep
@@ -34,26 +34,22 @@ import (
 const (
 	handleWithPath byte = 0x47 // 'G': format 1, path inline
 	handleIDOnly   byte = 0x48 // format 1, fileid only
-	handleByID     byte = 0x49 // a WritableFS's own file: fileid only, resolved by ResolveID
+	handleByID     byte = 0x49 // a Writable's own file (vfs.HandleByID): fileid only, resolved by ResolveID
 	handleHeader        = 1 + 8 + 8
 	maxHandle           = 64
 )
 
-// HandleByID is the Node.Handle of a node whose handle carries its fileid
-// alone (format 0x49). It cannot be a path: paths hold no NUL.
-const HandleByID = "\x00id"
+// vfs.MaxInlinePath is the FS's side of the bound on a handle's path (an FS
+// notes longer paths for ResolveID): this fails to compile unless the two
+// agree.
+const _ = uint(maxHandle-handleHeader-vfs.MaxInlinePath) + uint(vfs.MaxInlinePath-(maxHandle-handleHeader))
 
 // handleForm picks the format and the path (if any) of n's handle.
-func handleForm(n Node) (byte, string) {
-	p := n.Path
-	switch n.Handle {
-	case "":
-	case HandleByID:
+func handleForm(n *vfs.Node) (byte, string) {
+	if n.Handle == vfs.HandleByID {
 		return handleByID, ""
-	default:
-		p = n.Handle
 	}
-	if len(p) <= maxHandle-handleHeader {
+	if p := n.HandlePath(); len(p) <= maxHandle-handleHeader {
 		return handleWithPath, p
 	}
 	return handleIDOnly, ""
@@ -63,8 +59,8 @@ var (
 	errBadHandle = errors.New("bad file handle")
 )
 
-func appendHandle(b []byte, fsid uint64, n Node) []byte {
-	format, p := handleForm(n)
+func appendHandle(b []byte, fsid uint64, n vfs.Node) []byte {
+	format, p := handleForm(&n)
 	b = append(b, format)
 	b = binary.BigEndian.AppendUint64(b, fsid)
 	b = binary.BigEndian.AppendUint64(b, n.ID)
@@ -72,17 +68,28 @@ func appendHandle(b []byte, fsid uint64, n Node) []byte {
 }
 
 // handleLen is the encoded length of n's handle.
-func handleLen(n Node) int {
-	_, p := handleForm(n)
+func handleLen(n vfs.Node) int {
+	_, p := handleForm(&n)
 	return handleHeader + len(p)
 }
 
+// Handle returns n's file handle. The go-nfs fallback uses it so that both
+// halves of the server agree on every handle.
+func Handle(fs vfs.FS, n vfs.Node) []byte {
+	return appendHandle(make([]byte, 0, maxHandle), fs.Fsid(), n)
+}
+
+// ResolveHandle maps a handle to a node; errors wrap vfs.ErrStale or mean a
+// malformed handle. It finds fs's abilities on every call: it serves the
+// go-nfs fallback (MOUNT, rare), not the request path.
+func ResolveHandle(fs vfs.FS, h []byte) (vfs.Node, error) { return resolveHandle(newExport(fs), h) }
+
 // resolveHandle maps a handle to a node. A malformed handle is
 // errBadHandle; a well-formed one of another export or of a path that no
-// longer exists is ErrStale.
-func resolveHandle(fs FS, h []byte) (Node, error) {
+// longer exists is vfs.ErrStale.
+func resolveHandle(x *export, h []byte) (vfs.Node, error) {
 	if len(h) < handleHeader || len(h) > maxHandle {
-		return Node{}, errBadHandle
+		return vfs.Node{}, errBadHandle
 	}
 	format := h[0]
 	fsid := binary.BigEndian.Uint64(h[1:9])
@@ -90,48 +97,48 @@ func resolveHandle(fs FS, h []byte) (Node, error) {
 	switch format {
 	case handleWithPath:
 		path := string(h[handleHeader:])
-		if fattr.FileID(path) != id || !cleanPath(path) {
-			return Node{}, errBadHandle
+		if vfs.FileID(path) != id || !cleanPath(path) {
+			return vfs.Node{}, errBadHandle
 		}
-		if fsid != fs.Fsid() {
-			return Node{}, ErrStale
+		if fsid != x.fsid {
+			return vfs.Node{}, vfs.ErrStale
 		}
-		var n Node
+		var n vfs.Node
 		var err error
-		if w, ok := fs.(WritableFS); ok {
-			n, err = w.ResolveOrigin(path)
+		if x.writable != nil {
+			n, err = x.writable.ResolveOrigin(path)
 		} else {
-			n, err = fs.Resolve(path)
+			n, err = x.fs.Resolve(path)
 		}
 		return checkResolved(n, err, id)
 	case handleIDOnly, handleByID:
 		if len(h) != handleHeader {
-			return Node{}, errBadHandle
+			return vfs.Node{}, errBadHandle
 		}
-		if fsid != fs.Fsid() {
-			return Node{}, ErrStale
+		if fsid != x.fsid {
+			return vfs.Node{}, vfs.ErrStale
 		}
-		if _, ok := fs.(WritableFS); !ok && format == handleByID {
+		if x.ids == nil || (x.writable == nil && format == handleByID) {
 			// A file made by a writable overlay, served now without it.
-			return Node{}, ErrStale
+			return vfs.Node{}, vfs.ErrStale
 		}
-		n, err := fs.ResolveID(id)
+		n, err := x.ids.ResolveID(id)
 		return checkResolved(n, err, id)
 	}
-	return Node{}, errBadHandle
+	return vfs.Node{}, errBadHandle
 }
 
-// checkResolved maps a miss to ErrStale, and so is a node whose fileid is
+// checkResolved maps a miss to vfs.ErrStale, and so is a node whose fileid is
 // not the handle's (the name now belongs to another file).
-func checkResolved(n Node, err error, id uint64) (Node, error) {
+func checkResolved(n vfs.Node, err error, id uint64) (vfs.Node, error) {
 	if err != nil {
-		if errors.Is(err, ErrNoEnt) || errors.Is(err, ErrNotDir) {
-			return Node{}, ErrStale
+		if errors.Is(err, vfs.ErrNoEnt) || errors.Is(err, vfs.ErrNotDir) {
+			return vfs.Node{}, vfs.ErrStale
 		}
-		return Node{}, err
+		return vfs.Node{}, err
 	}
 	if n.ID != id {
-		return Node{}, ErrStale
+		return vfs.Node{}, vfs.ErrStale
 	}
 	return n, nil
 }

@@ -6,41 +6,41 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // pathFS resolves any clean path; it records ResolveID calls.
 type pathFS struct {
-	FS
+	vfs.FS
 	byID map[uint64]string
 }
 
 func (p *pathFS) Fsid() uint64 { return 77 }
-func (p *pathFS) Resolve(path string) (Node, error) {
+func (p *pathFS) Resolve(path string) (vfs.Node, error) {
 	if strings.Contains(path, "missing") {
-		return Node{}, ErrNoEnt
+		return vfs.Node{}, vfs.ErrNoEnt
 	}
-	return Node{ID: fattr.FileID(path), Path: path}, nil
+	return vfs.Node{ID: vfs.FileID(path), Path: path}, nil
 }
-func (p *pathFS) ResolveID(id uint64) (Node, error) {
+func (p *pathFS) ResolveID(id uint64) (vfs.Node, error) {
 	if path, ok := p.byID[id]; ok {
 		return p.Resolve(path)
 	}
-	return Node{}, ErrStale
+	return vfs.Node{}, vfs.ErrStale
 }
 
 func TestHandleRoundTrip(t *testing.T) {
 	long := strings.Repeat("long/", 20) + "file.txt"
-	f := &pathFS{byID: map[uint64]string{fattr.FileID(long): long}}
+	f := &pathFS{byID: map[uint64]string{vfs.FileID(long): long}}
 	for _, p := range []string{"", "a", "src/a/b/c.go", strings.Repeat("x", 47), strings.Repeat("y", 48), long} {
-		n := Node{ID: fattr.FileID(p), Path: p}
+		n := vfs.Node{ID: vfs.FileID(p), Path: p}
 		h := Handle(f, n)
 		if len(h) > maxHandle || len(h) != handleLen(n) {
 			t.Fatalf("%q: handle of %d bytes, handleLen %d", p, len(h), handleLen(n))
 		}
 		got, err := ResolveHandle(f, h)
 		if len(p) > 47 && p != long {
-			if !errors.Is(err, ErrStale) {
+			if !errors.Is(err, vfs.ErrStale) {
 				t.Errorf("%q: id-only handle unknown to the FS: %v, want stale", p, err)
 			}
 			continue
@@ -69,8 +69,8 @@ func TestCleanPathRejectsWhatNoFSProduces(t *testing.T) {
 
 func TestMissingPathHandleIsStale(t *testing.T) {
 	f := &pathFS{}
-	h := Handle(f, Node{ID: fattr.FileID("a/missing"), Path: "a/missing"})
-	if _, err := ResolveHandle(f, h); !errors.Is(err, ErrStale) {
+	h := Handle(f, vfs.Node{ID: vfs.FileID("a/missing"), Path: "a/missing"})
+	if _, err := ResolveHandle(f, h); !errors.Is(err, vfs.ErrStale) {
 		t.Errorf("handle of a path that is gone: %v, want stale", err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitnfs/gitnfs/fattr"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/internal/nfstest"
@@ -18,6 +17,7 @@ import (
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/stats"
 	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // server is one running gitnfs server over loopback.
@@ -132,17 +132,17 @@ func TestTreeMatchesGitLsTree(t *testing.T) {
 		if e.Handle == nil {
 			t.Errorf("%s: READDIRPLUS returned no handle", w.Path)
 		}
-		if e.Fileid != fattr.FileID(w.Path) {
-			t.Errorf("%s: fileid %#x, want %#x", w.Path, e.Fileid, fattr.FileID(w.Path))
+		if e.Fileid != vfs.FileID(w.Path) {
+			t.Errorf("%s: fileid %#x, want %#x", w.Path, e.Fileid, vfs.FileID(w.Path))
 		}
-		wantType, wantMode, wantSize := uint32(fattr.Reg), uint32(0o644), w.Size
+		wantType, wantMode, wantSize := uint32(vfs.Reg), uint32(0o644), w.Size
 		switch w.Mode {
 		case "040000", "160000":
-			wantType, wantMode, wantSize = uint32(fattr.Dir), 0o755, fattr.DirSize
+			wantType, wantMode, wantSize = uint32(vfs.Dir), 0o755, vfs.DirSize
 		case "100755":
 			wantMode = 0o755
 		case "120000":
-			wantType, wantMode = uint32(fattr.Lnk), 0o777
+			wantType, wantMode = uint32(vfs.Lnk), 0o777
 		}
 		// The policy under test: directories and files carry inline
 		// attributes; symlinks do not.
@@ -207,7 +207,7 @@ func TestLookupAgreesWithListing(t *testing.T) {
 	}
 	for _, name := range []string{".", ".."} {
 		fh, a, err := c.Lookup(root, name)
-		if err != nil || !bytes.Equal(fh, root) || a.Fileid != fattr.RootID {
+		if err != nil || !bytes.Equal(fh, root) || a.Fileid != vfs.RootID {
 			t.Errorf("lookup %q in root: %v", name, err)
 		}
 	}
@@ -228,7 +228,7 @@ func TestFileBytesMatchGit(t *testing.T) {
 	}
 	for _, w := range walk(t, c, root, 64<<10) {
 		switch {
-		case w.entry.Attr != nil && w.entry.Attr.Type == uint32(fattr.Reg):
+		case w.entry.Attr != nil && w.entry.Attr.Type == uint32(vfs.Reg):
 			got, err := c.ReadAll(w.entry.Handle, 1<<20)
 			if err != nil {
 				t.Fatalf("%s: %v", w.path, err)
@@ -436,10 +436,10 @@ func TestGarbageHandles(t *testing.T) {
 	foreign[3] ^= 0xff // fsid of another export
 	gone := append([]byte(nil), root[:1]...)
 	gone = binary.BigEndian.AppendUint64(gone, binary.BigEndian.Uint64(root[1:9]))
-	gone = binary.BigEndian.AppendUint64(gone, fattr.FileID("no/such/path"))
+	gone = binary.BigEndian.AppendUint64(gone, vfs.FileID("no/such/path"))
 	gone = append(gone, "no/such/path"...)
 	dotdot := append([]byte(nil), gone[:9]...)
-	dotdot = binary.BigEndian.AppendUint64(dotdot, fattr.FileID("src/../src"))
+	dotdot = binary.BigEndian.AppendUint64(dotdot, vfs.FileID("src/../src"))
 	dotdot = append(dotdot, "src/../src"...)
 	mismatched := append([]byte(nil), readme...)
 	mismatched[len(mismatched)-1] = 'X' // path no longer hashes to the fileid

@@ -29,7 +29,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitnfs/gitnfs/fattr"
 	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
@@ -37,6 +36,7 @@ import (
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/stats"
 	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // raceEnabled is set by load_race_test.go.
@@ -198,7 +198,7 @@ func TestLoad(t *testing.T) {
 		for _, e := range ents[2:] {
 			cp := path.Join(p, e.Name)
 			d.names = append(d.names, e.Name)
-			if e.Attr.Type == uint32(fattr.Dir) {
+			if e.Attr.Type == uint32(vfs.Dir) {
 				walkDir(e.Handle, cp, e.Fileid)
 			} else {
 				files = append(files, loadFile{cp, e.Handle, int64(e.Attr.Size)})
@@ -208,7 +208,7 @@ func TestLoad(t *testing.T) {
 			}
 		}
 	}
-	walkDir(root, "", fattr.RootID)
+	walkDir(root, "", vfs.RootID)
 	if len(files) != len(sizes) {
 		t.Fatalf("walk found %d files, want %d", len(files), len(sizes))
 	}
@@ -472,7 +472,7 @@ func newLoadOp(rng *rand.Rand, dirs []*loadDir, files []loadFile) *loadOp {
 		name := d.names[rng.Intn(len(d.names))]
 		a.Opaque(d.fh)
 		a.String(name)
-		want := fattr.FileID(path.Join(d.path, name))
+		want := vfs.FileID(path.Join(d.path, name))
 		return &loadOp{proc: "LOOKUP", record: a.B, check: func(dec *nfsclient.Dec) error {
 			dec.Opaque()
 			if !dec.Bool() {
@@ -560,10 +560,10 @@ func checkDirplus(d *nfsclient.Dec, dir *loadDir, cookie uint64, maxcount uint32
 		case pos == 0:
 			want, wantID = ".", dir.id
 		case pos == 1:
-			want, wantID = "..", fattr.FileID(path.Dir("/" + dir.path)[1:])
+			want, wantID = "..", vfs.FileID(path.Dir("/" + dir.path)[1:])
 		case int(pos-2) < len(dir.names):
 			want = dir.names[pos-2]
-			wantID = fattr.FileID(path.Join(dir.path, want))
+			wantID = vfs.FileID(path.Join(dir.path, want))
 		default:
 			return fmt.Errorf("%q: entry past the end", dir.path)
 		}

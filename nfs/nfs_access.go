@@ -1,6 +1,6 @@
 package nfs
 
-import "github.com/gitnfs/gitnfs/fattr"
+import "github.com/gitnfs/gitnfs/vfs"
 
 // ACCESS3 bits.
 const (
@@ -34,14 +34,14 @@ func onAccess(s *view, c *call, d *decoder, e *encoder) uint32 {
 	e.bool(true)
 	putFattr(e, &a)
 	granted := allowed(&a, c)
-	if _, ok := s.fs.(WritableFS); ok {
+	if s.writable != nil {
 		granted |= allowedWrite(&a, c)
 	}
 	e.uint32(want & granted)
 	return nfsOK
 }
 
-func allowed(a *fattr.Attr, c *call) uint32 {
+func allowed(a *vfs.Attr, c *call) uint32 {
 	var bits uint32
 	switch {
 	case c.flavor == authSys && c.uid == 0:
@@ -62,9 +62,9 @@ func allowed(a *fattr.Attr, c *call) uint32 {
 		r |= accessRead
 	}
 	if bits&1 != 0 {
-		if a.Type == fattr.Dir {
+		if a.Type == vfs.Dir {
 			r |= accessLookup
-		} else if a.Type == fattr.Reg {
+		} else if a.Type == vfs.Reg {
 			r |= accessExecute
 		}
 	}
@@ -73,7 +73,7 @@ func allowed(a *fattr.Attr, c *call) uint32 {
 
 // allowedWrite grants MODIFY and EXTEND (and DELETE on a directory) from
 // the w bit of the caller's class, on a writable export.
-func allowedWrite(a *fattr.Attr, c *call) uint32 {
+func allowedWrite(a *vfs.Attr, c *call) uint32 {
 	var w bool
 	switch {
 	case c.flavor == authSys && c.uid == 0:
@@ -85,10 +85,10 @@ func allowedWrite(a *fattr.Attr, c *call) uint32 {
 	default:
 		w = a.Mode&0o002 != 0
 	}
-	if !w || a.Type == fattr.Lnk {
+	if !w || a.Type == vfs.Lnk {
 		return 0
 	}
-	if a.Type == fattr.Dir {
+	if a.Type == vfs.Dir {
 		return accessModify | accessExtend | accessDelete
 	}
 	return accessModify | accessExtend

@@ -15,7 +15,7 @@ func onCommit(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if st != nfsOK {
 		return st
 	}
-	w := s.fs.(WritableFS)
+	w := s.writable
 	if err := w.Commit(n); err != nil {
 		return s.failWcc(e, s.writeStatusOf(err, c, n.Path), pre, &n)
 	}

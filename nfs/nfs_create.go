@@ -1,18 +1,18 @@
 package nfs
 
-import "github.com/gitnfs/gitnfs/fattr"
+import "github.com/gitnfs/gitnfs/vfs"
 
 // onCreate is CREATE: UNCHECKED, GUARDED (with a sattr3) or EXCLUSIVE (with
 // an 8-byte verifier the FS stores, so a retransmission is recognised).
 func onCreate(s *view, c *call, d *decoder, e *encoder) uint32 {
 	h, name := dirArgs(d)
-	how := CreateHow(d.uint32())
-	var attr SetAttr
+	how := vfs.CreateHow(d.uint32())
+	var attr vfs.SetAttr
 	var verf [8]byte
 	switch how {
-	case CreateUnchecked, CreateGuarded:
+	case vfs.CreateUnchecked, vfs.CreateGuarded:
 		attr = decodeSattr(d)
-	case CreateExclusive:
+	case vfs.CreateExclusive:
 		copy(verf[:], d.fixed(8))
 	default:
 		d.err = errGarbage
@@ -28,7 +28,7 @@ func onCreate(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if st := checkName(name, nameNew); st != nfsOK {
 		return s.failWcc(e, st, pre, &dir)
 	}
-	n, err := s.fs.(WritableFS).Create(dir, string(name), how, attr, verf)
+	n, err := s.writable.Create(dir, string(name), how, attr, verf)
 	if err != nil {
 		return s.failWcc(e, s.writeStatusOf(err, c, join(dir.Path, string(name))), pre, &dir)
 	}
@@ -37,7 +37,7 @@ func onCreate(s *view, c *call, d *decoder, e *encoder) uint32 {
 
 // failDirop answers a failure to resolve the directory of a diropargs3:
 // the status and a wcc_data with whatever is known of the directory.
-func (s *view) failDirop(e *encoder, st uint32, dir Node) uint32 {
+func (s *view) failDirop(e *encoder, st uint32, dir vfs.Node) uint32 {
 	if st == nfsErrNotDir {
 		return s.failWcc(e, st, nil, &dir)
 	}
@@ -46,7 +46,7 @@ func (s *view) failDirop(e *encoder, st uint32, dir Node) uint32 {
 
 // created answers CREATE, MKDIR, SYMLINK (and would MKNOD): the new
 // object's handle and attributes, and the directory's wcc_data.
-func (s *view) created(e *encoder, n Node, pre *fattr.Attr, dir Node) uint32 {
+func (s *view) created(e *encoder, n vfs.Node, pre *vfs.Attr, dir vfs.Node) uint32 {
 	e.uint32(nfsOK)
 	s.putPostOpFH(e, n)
 	s.putPostOpAttr(e, n)

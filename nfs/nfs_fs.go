@@ -1,7 +1,9 @@
 package nfs
 
+import "github.com/gitnfs/gitnfs/vfs"
+
 // FSSTAT, FSINFO and PATHCONF. A read-only export answers constants; a
-// WritableFS (the overlay) reports its store's free space, hard links,
+// vfs.Writable (the overlay) reports its store's free space, hard links,
 // settable times and nanosecond timestamps.
 
 func onFsstat(s *view, c *call, d *decoder, e *encoder) uint32 {
@@ -16,12 +18,12 @@ func onFsstat(s *view, c *call, d *decoder, e *encoder) uint32 {
 	// Nothing is free on a read-only export; the totals are not known
 	// without walking the whole tree, which df is not worth. An immutable
 	// tree's numbers never change (invarsec); a writable one's can at once.
-	var st FSStat
+	var st vfs.FSStat
 	invarsec := uint32(0xffffffff)
-	if _, ok := s.fs.(WritableFS); ok {
+	if s.writable != nil {
 		invarsec = 0
-		if sf, ok := s.fs.(StatFS); ok {
-			if st, err = sf.StatFS(); err != nil {
+		if s.statfs != nil {
+			if st, err = s.statfs.StatFS(); err != nil {
 				return s.failWithAttr(e, s.status(err, c, n.Path), &n)
 			}
 		}
@@ -57,7 +59,7 @@ func onFsinfo(s *view, c *call, d *decoder, e *encoder) uint32 {
 	}
 	// git times have one-second resolution; overlay files keep nanoseconds.
 	deltaSec, deltaNsec, props := uint32(1), uint32(0), uint32(fsfSymlink|fsfHomogeneous)
-	if _, ok := s.fs.(WritableFS); ok {
+	if s.writable != nil {
 		deltaSec, deltaNsec, props = 0, 1, props|fsfLink|fsfCanSetTime
 	}
 	e.uint32(nfsOK)
@@ -90,7 +92,7 @@ func onPathconf(s *view, c *call, d *decoder, e *encoder) uint32 {
 		return s.failWithAttr(e, s.status(err, c, ""), nil)
 	}
 	linkmax := uint32(1)
-	if _, ok := s.fs.(WritableFS); ok {
+	if s.writable != nil {
 		linkmax = maxLinks
 	}
 	e.uint32(nfsOK)

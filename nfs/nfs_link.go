@@ -1,6 +1,6 @@
 package nfs
 
-import "github.com/gitnfs/gitnfs/fattr"
+import "github.com/gitnfs/gitnfs/vfs"
 
 // onLink is LINK: the file's post-op attributes (its nlink grew) and the
 // directory's wcc_data, on success and failure.
@@ -10,7 +10,7 @@ func onLink(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if d.err != nil {
 		return statusGarbageArgs
 	}
-	fail := func(st uint32, file *Node, pre *fattr.Attr, dir *Node) uint32 {
+	fail := func(st uint32, file *vfs.Node, pre *vfs.Attr, dir *vfs.Node) uint32 {
 		e.uint32(st)
 		if file != nil {
 			s.putPostOpAttr(e, *file)
@@ -35,11 +35,11 @@ func onLink(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if st := checkName(name, nameNew); st != nfsOK {
 		return fail(st, &file, pre, &dir)
 	}
-	if file.Type == fattr.Dir {
+	if file.Type == vfs.Dir {
 		// link(2) of a directory is EPERM.
 		return fail(nfsErrPerm, &file, pre, &dir)
 	}
-	if err := s.fs.(WritableFS).Link(file, dir, string(name)); err != nil {
+	if err := s.writable.Link(file, dir, string(name)); err != nil {
 		return fail(s.writeStatusOf(err, c, join(dir.Path, string(name))), &file, pre, &dir)
 	}
 	e.uint32(nfsOK)

@@ -1,5 +1,7 @@
 package nfs
 
+import "github.com/gitnfs/gitnfs/vfs"
+
 func onLookup(s *view, c *call, d *decoder, e *encoder) uint32 {
 	h := handleArg(d)
 	name := d.opaque(1 << 16)
@@ -13,7 +15,7 @@ func onLookup(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if len(name) > maxName {
 		return s.failWithAttr(e, nfsErrNameLong, &dir)
 	}
-	var n Node
+	var n vfs.Node
 	switch string(name) {
 	case ".":
 		n = dir
@@ -31,7 +33,7 @@ func onLookup(s *view, c *call, d *decoder, e *encoder) uint32 {
 	}
 	e.uint32(nfsOK)
 	e.uint32(uint32(handleLen(n)))
-	e.b = appendHandle(e.b, s.fs.Fsid(), n)
+	e.b = appendHandle(e.b, s.fsid, n)
 	e.pad(handleLen(n))
 	e.bool(true)
 	putFattr(e, &a)
@@ -40,7 +42,7 @@ func onLookup(s *view, c *call, d *decoder, e *encoder) uint32 {
 }
 
 // parent resolves "..": the root is its own parent, as on any export.
-func (s *view) parent(n Node) (Node, error) {
+func (s *view) parent(n vfs.Node) (vfs.Node, error) {
 	if n.Path == "" {
 		return n, nil
 	}

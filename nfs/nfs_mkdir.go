@@ -14,7 +14,7 @@ func onMkdir(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if st := checkName(name, nameNew); st != nfsOK {
 		return s.failWcc(e, st, pre, &dir)
 	}
-	n, err := s.fs.(WritableFS).Mkdir(dir, string(name), attr)
+	n, err := s.writable.Mkdir(dir, string(name), attr)
 	if err != nil {
 		return s.failWcc(e, s.writeStatusOf(err, c, join(dir.Path, string(name))), pre, &dir)
 	}

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // maxRead is rtmax: the Linux client asks for up to 1 MiB per READ when
@@ -24,9 +24,9 @@ func onRead(s *view, c *call, d *decoder, e *encoder) uint32 {
 		return s.failWithAttr(e, s.status(err, c, ""), nil)
 	}
 	switch n.Type {
-	case fattr.Dir:
+	case vfs.Dir:
 		return s.failWithAttr(e, nfsErrIsDir, &n)
-	case fattr.Reg:
+	case vfs.Reg:
 	default:
 		return s.failWithAttr(e, nfsErrInval, &n)
 	}

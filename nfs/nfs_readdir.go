@@ -1,23 +1,23 @@
 package nfs
 
-import "github.com/gitnfs/gitnfs/fattr"
+import "github.com/gitnfs/gitnfs/vfs"
 
 // Cookies are positions in a fixed sequence: "." is 1, ".." is 2 and the
 // directory's i-th entry (in the FS's stable order) is i+3; 0 starts a
 // listing. A cookie therefore means the same thing on every server process
-// that serves the same tree, and resuming anywhere is O(1). A SeekDir (a
+// that serves the same tree, and resuming anywhere is O(1). A vfs.SeekListing (a
 // directory that can change) names its entries' cookies itself.
 const firstEntryCookie = 3
 
 // listing is what READDIR and READDIRPLUS share: the directory, its
 // entries and the position to resume from.
 type listing struct {
-	dir    Node
-	parent Node
-	ents   Dir
+	dir    vfs.Node
+	parent vfs.Node
+	ents   vfs.Listing
 	pos    uint64 // next sequence position (positional cookie - 1)
 	verf   uint64
-	seek   SeekDir // set when the entries name their own cookies
+	seek   vfs.SeekListing // set when the entries name their own cookies
 }
 
 // openListing resolves and validates the common READDIR arguments. It
@@ -27,7 +27,7 @@ func (s *view) openListing(c *call, e *encoder, h []byte, cookie uint64, verf []
 	if err != nil {
 		return nil, s.failWithAttr(e, s.status(err, c, ""), nil)
 	}
-	if dir.Type != fattr.Dir {
+	if dir.Type != vfs.Dir {
 		return nil, s.failWithAttr(e, nfsErrNotDir, &dir)
 	}
 	ents, err := s.fs.ReadDir(dir)
@@ -35,7 +35,7 @@ func (s *view) openListing(c *call, e *encoder, h []byte, cookie uint64, verf []
 		return nil, s.failWithAttr(e, s.status(err, c, dir.Path), &dir)
 	}
 	l := &listing{dir: dir, ents: ents, pos: cookie, verf: s.fs.DirVerifier(dir)}
-	if sd, ok := ents.(SeekDir); ok {
+	if sd, ok := ents.(vfs.SeekListing); ok {
 		// Entries name their cookies: the verifier would only turn every
 		// change into a restart, so it is not checked.
 		l.seek = sd
@@ -88,7 +88,7 @@ func (l *listing) nameID(s *view, p uint64) (string, uint64) {
 	return l.ents.Name(i), l.ents.ID(i)
 }
 
-func (l *listing) parentNode(s *view) Node {
+func (l *listing) parentNode(s *view) vfs.Node {
 	if l.parent.Path == "" && l.parent.ID == 0 {
 		p, err := s.parent(l.dir)
 		if err != nil {

@@ -1,8 +1,8 @@
 package nfs
 
 import (
-	"github.com/gitnfs/gitnfs/fattr"
 	"github.com/gitnfs/gitnfs/stats"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // Entry kinds as the census counts them.
@@ -34,7 +34,7 @@ const (
 //
 // Directories and files carry inline attributes and a handle, so a walk
 // needs no LOOKUP. Symlinks and conflicted paths carry a handle but no
-// attributes (InlineAttr says which): the client then asks, only if it
+// attributes (vfs.InlineAttrer says which): the client then asks, only if it
 // cares, and a names-only walk never pays for them.
 func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 	resStart := len(e.b)
@@ -59,11 +59,12 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 	e.uint64(l.verf)
 	used := dirplusFixed
 	var with, without [stats.NumKinds]int
+	attrErrors := 0
 	n := 0
 	p := l.pos
-	fsid := s.fs.Fsid()
+	fsid := s.fsid
 	for ; p < l.end(); p++ {
-		var node Node
+		var node vfs.Node
 		var err error
 		switch p {
 		case 0:
@@ -74,11 +75,16 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 			node = l.ents.Node(int(p - 2))
 		}
 		name := entryName(l, p)
-		a, ok, err := s.fs.InlineAttr(node)
+		a, ok, err := s.inlineAttr(node)
 		if err != nil {
 			// This entry's object is unreadable: list it without attributes
-			// and let the client's own GETATTR report the error for it.
+			// and let the client's own GETATTR report the error for it. The
+			// census counts it as an error, under its own kind: only the FS
+			// says what is conflicted.
 			ok = false
+			if p >= 2 {
+				attrErrors++
+			}
 		}
 		size := entryFixed + xdrLen(len(name)) + 4 + 4 + xdrLen(handleLen(node))
 		if ok {
@@ -102,7 +108,7 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 		e.b = appendHandle(e.b, fsid, node)
 		e.pad(hl)
 		if p >= 2 {
-			k := kindOf(node, ok)
+			k := s.kindOf(node)
 			if ok {
 				with[k]++
 			} else {
@@ -117,7 +123,7 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 	}
 	e.bool(false)
 	e.bool(p == l.end())
-	s.opts.Census.Dirplus(stats.DirplusReply{WithAttrs: with, WithoutAttrs: without,
+	s.opts.Census.Dirplus(stats.DirplusReply{WithAttrs: with, WithoutAttrs: without, AttrErrors: attrErrors,
 		Bytes: len(e.b) - resStart, Dircount: dircount, Maxcount: maxcount})
 	return nfsOK
 }
@@ -136,14 +142,16 @@ func entryName(l *listing, p uint64) string {
 	return l.ents.Name(int(p - 2))
 }
 
-func kindOf(n Node, inline bool) int {
-	switch n.Type {
-	case fattr.Dir:
+// kindOf is n's kind for the census. Conflicted is the FS's word
+// (vfs.Conflicter), never an inference: a file listed without attributes
+// may just have failed to be sized.
+func (s *view) kindOf(n vfs.Node) int {
+	switch {
+	case n.Type == vfs.Dir:
 		return KindDir
-	case fattr.Lnk:
+	case n.Type == vfs.Lnk:
 		return KindSymlink
-	}
-	if !inline {
+	case s.conflicted(n):
 		return KindConflict
 	}
 	return KindFile

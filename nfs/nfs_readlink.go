@@ -1,6 +1,6 @@
 package nfs
 
-import "github.com/gitnfs/gitnfs/fattr"
+import "github.com/gitnfs/gitnfs/vfs"
 
 func onReadlink(s *view, c *call, d *decoder, e *encoder) uint32 {
 	h := handleArg(d)
@@ -11,7 +11,7 @@ func onReadlink(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if err != nil {
 		return s.failWithAttr(e, s.status(err, c, ""), nil)
 	}
-	if n.Type != fattr.Lnk {
+	if n.Type != vfs.Lnk {
 		return s.failWithAttr(e, nfsErrInval, &n)
 	}
 	target, err := s.fs.Readlink(n)

@@ -19,7 +19,7 @@ func removeEntry(s *view, c *call, d *decoder, e *encoder, use nameUse) uint32 {
 	if st := checkName(name, use); st != nfsOK {
 		return s.failWcc(e, st, pre, &dir)
 	}
-	w := s.fs.(WritableFS)
+	w := s.writable
 	var err error
 	if use == nameRmdir {
 		err = w.Rmdir(dir, string(name))

@@ -1,6 +1,6 @@
 package nfs
 
-import "github.com/gitnfs/gitnfs/fattr"
+import "github.com/gitnfs/gitnfs/vfs"
 
 // onRename is RENAME: both directories' wcc_data, on success and failure.
 func onRename(s *view, c *call, d *decoder, e *encoder) uint32 {
@@ -9,7 +9,7 @@ func onRename(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if d.err != nil {
 		return statusGarbageArgs
 	}
-	fail := func(st uint32, from, to *Node, fpre, tpre *fattr.Attr) uint32 {
+	fail := func(st uint32, from, to *vfs.Node, fpre, tpre *vfs.Attr) uint32 {
 		e.uint32(st)
 		s.putWcc(e, fpre, from)
 		s.putWcc(e, tpre, to)
@@ -40,7 +40,7 @@ func onRename(s *view, c *call, d *decoder, e *encoder) uint32 {
 		}
 		return fail(st, &from, &to, fpre, tpre)
 	}
-	if err := s.fs.(WritableFS).Rename(from, string(fname), to, string(tname)); err != nil {
+	if err := s.writable.Rename(from, string(fname), to, string(tname)); err != nil {
 		return fail(s.writeStatusOf(err, c, join(from.Path, string(fname))), &from, &to, fpre, tpre)
 	}
 	e.uint32(nfsOK)

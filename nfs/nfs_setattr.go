@@ -1,6 +1,6 @@
 package nfs
 
-import "github.com/gitnfs/gitnfs/fattr"
+import "github.com/gitnfs/gitnfs/vfs"
 
 // onSetattr is SETATTR. The guard (the ctime the client last saw) is
 // checked here against the FS's current attributes: a mismatch is
@@ -25,24 +25,24 @@ func onSetattr(s *view, c *call, d *decoder, e *encoder) uint32 {
 		if pre == nil {
 			return s.failWcc(e, nfsErrNotSync, nil, &n)
 		}
-		ct := ctimeOf(pre)
+		ct := pre.CtimeOf()
 		if uint32(ct.Unix()) != gsec || uint32(ct.Nanosecond()) != gnsec {
 			return s.failWcc(e, nfsErrNotSync, pre, &n)
 		}
 	}
 	if attr.Size != nil {
 		switch n.Type {
-		case fattr.Reg:
+		case vfs.Reg:
 			if *attr.Size > maxFileSize {
 				return s.failWcc(e, nfsErrFBig, pre, &n)
 			}
-		case fattr.Dir:
+		case vfs.Dir:
 			return s.failWcc(e, nfsErrIsDir, pre, &n)
 		default:
 			return s.failWcc(e, nfsErrInval, pre, &n)
 		}
 	}
-	if err := s.fs.(WritableFS).Setattr(n, attr); err != nil {
+	if err := s.writable.Setattr(n, attr); err != nil {
 		return s.failWcc(e, s.writeStatusOf(err, c, n.Path), pre, &n)
 	}
 	e.uint32(nfsOK)

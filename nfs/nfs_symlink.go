@@ -24,7 +24,7 @@ func onSymlink(s *view, c *call, d *decoder, e *encoder) uint32 {
 		// symlink(2) refuses an empty target; a NUL could never be read back.
 		return s.failWcc(e, nfsErrInval, pre, &dir)
 	}
-	n, err := s.fs.(WritableFS).Symlink(dir, string(name), string(target), attr)
+	n, err := s.writable.Symlink(dir, string(name), string(target), attr)
 	if err != nil {
 		return s.failWcc(e, s.writeStatusOf(err, c, join(dir.Path, string(name))), pre, &dir)
 	}

@@ -1,5 +1,7 @@
 package nfs
 
+import "github.com/gitnfs/gitnfs/vfs"
+
 // maxFileSize is the largest file size we accept (FSINFO's maxfilesize).
 const maxFileSize = 1<<63 - 1
 
@@ -11,9 +13,9 @@ func onWrite(s *view, c *call, d *decoder, e *encoder) uint32 {
 	h := handleArg(d)
 	off := d.uint64()
 	count := d.uint32()
-	stable := Stability(d.uint32())
+	stable := vfs.Stability(d.uint32())
 	data := d.opaque(maxRead)
-	if d.err != nil || stable > FileSync {
+	if d.err != nil || stable > vfs.FileSync {
 		return statusGarbageArgs
 	}
 	if int(count) < len(data) {
@@ -26,7 +28,7 @@ func onWrite(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if off > maxFileSize-uint64(len(data)) {
 		return s.failWcc(e, nfsErrFBig, pre, &n)
 	}
-	w := s.fs.(WritableFS)
+	w := s.writable
 	got, err := w.Write(n, data, int64(off), stable)
 	if err != nil {
 		return s.failWcc(e, s.writeStatusOf(err, c, n.Path), pre, &n)

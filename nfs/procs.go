@@ -3,7 +3,9 @@ package nfs
 import (
 	"errors"
 
-	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/nfs/proc"
+
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // procFunc runs one procedure: it decodes its arguments from d, appends the
@@ -11,31 +13,56 @@ import (
 // statusGarbageArgs when the arguments did not decode.
 type procFunc func(s *view, c *call, d *decoder, e *encoder) uint32
 
-// The procedures we own, by NFSv3 procedure number: all of NFSv3. go-nfs
-// serves MOUNT (and would serve any procedure left nil here).
-var procs = [...]procFunc{
-	0:  onNull,
-	1:  onGetattr,
-	2:  onReadOnly,
-	3:  onLookup,
-	4:  onAccess,
-	5:  onReadlink,
-	6:  onRead,
-	7:  onReadOnly,
-	8:  onReadOnly,
-	9:  onReadOnly,
-	10: onReadOnly,
-	11: onReadOnly,
-	12: onReadOnly,
-	13: onReadOnly,
-	14: onReadOnly,
-	15: onReadOnly,
-	16: onReaddir,
-	17: onReaddirplus,
-	18: onFsstat,
-	19: onFsinfo,
-	20: onPathconf,
-	21: onReadOnly,
+// handlers is the registry of what this package runs for each NFSv3
+// procedure, by number; the rest of each row (its name, whether it writes,
+// its failure shape) is proc.Table, which the census shares. go-nfs serves
+// MOUNT (and would serve any procedure left nil here).
+var handlers = [proc.Count]procFunc{
+	proc.Null:        onNull,
+	proc.Getattr:     onGetattr,
+	proc.Setattr:     onSetattr,
+	proc.Lookup:      onLookup,
+	proc.Access:      onAccess,
+	proc.Readlink:    onReadlink,
+	proc.Read:        onRead,
+	proc.Write:       onWrite,
+	proc.Create:      onCreate,
+	proc.Mkdir:       onMkdir,
+	proc.Symlink:     onSymlink,
+	proc.Mknod:       onMknod,
+	proc.Remove:      onRemove,
+	proc.Rmdir:       onRmdir,
+	proc.Rename:      onRename,
+	proc.Link:        onLink,
+	proc.Readdir:     onReaddir,
+	proc.Readdirplus: onReaddirplus,
+	proc.Fsstat:      onFsstat,
+	proc.Fsinfo:      onFsinfo,
+	proc.Pathconf:    onPathconf,
+	proc.Commit:      onCommit,
+}
+
+// procs is what dispatch runs: the handlers, with every procedure
+// proc.Table marks Write answered by onReadOnly unless the request's FS is
+// vfs.Writable.
+var procs = func() (t [proc.Count]procFunc) {
+	for n, h := range handlers {
+		t[n] = h
+		if proc.Table[n].Write {
+			t[n] = writing(h)
+		}
+	}
+	return t
+}()
+
+// writing runs h on a writable export and answers NFS3ERR_ROFS otherwise.
+func writing(h procFunc) procFunc {
+	return func(s *view, c *call, d *decoder, e *encoder) uint32 {
+		if s.writable == nil {
+			return onReadOnly(s, c, d, e)
+		}
+		return h(s, c, d, e)
+	}
 }
 
 // nfsstat3 values we return.
@@ -62,33 +89,23 @@ const maxName = 255
 func (s *view) status(err error, c *call, path string) uint32 {
 	var st uint32
 	switch {
-	case errors.Is(err, ErrReadOnly):
+	case errors.Is(err, vfs.ErrReadOnly):
 		st = nfsErrROFS
 	case errors.Is(err, errBadHandle):
 		st = nfsErrBadHndl
-	case errors.Is(err, ErrStale):
+	case errors.Is(err, vfs.ErrStale):
 		st = nfsErrStale
-	case errors.Is(err, ErrNoEnt):
+	case errors.Is(err, vfs.ErrNoEnt):
 		st = nfsErrNoEnt
-	case errors.Is(err, ErrNotDir):
+	case errors.Is(err, vfs.ErrNotDir):
 		st = nfsErrNotDir
 	default:
 		st = nfsErrIO
-		s.log.Error("request failed", "proc", procName(c.proc), "status", "NFS3ERR_IO", "path", path, "err", err)
+		s.log.Error("request failed", "proc", proc.Name(c.proc), "status", "NFS3ERR_IO", "path", path, "err", err)
 		return st
 	}
-	s.log.Debug("request failed", "proc", procName(c.proc), "status", st, "path", path, "err", err)
+	s.log.Debug("request failed", "proc", proc.Name(c.proc), "status", st, "path", path, "err", err)
 	return st
-}
-
-func procName(p uint32) string {
-	names := [...]string{"NULL", "GETATTR", "SETATTR", "LOOKUP", "ACCESS", "READLINK", "READ", "WRITE",
-		"CREATE", "MKDIR", "SYMLINK", "MKNOD", "REMOVE", "RMDIR", "RENAME", "LINK", "READDIR",
-		"READDIRPLUS", "FSSTAT", "FSINFO", "PATHCONF", "COMMIT"}
-	if int(p) < len(names) {
-		return names[p]
-	}
-	return "UNKNOWN"
 }
 
 // handleArg decodes a nfs_fh3 argument. Oversized handles decode (up to a
@@ -96,11 +113,11 @@ func procName(p uint32) string {
 func handleArg(d *decoder) []byte { return d.opaque(1024) }
 
 // resolve decodes a handle argument into a node.
-func (s *view) resolve(h []byte) (Node, error) { return resolveHandle(s.fs, h) }
+func (s *view) resolve(h []byte) (vfs.Node, error) { return resolveHandle(s.export, h) }
 
 const fattrLen = 84
 
-func putFattr(e *encoder, a *fattr.Attr) {
+func putFattr(e *encoder, a *vfs.Attr) {
 	e.uint32(uint32(a.Type))
 	e.uint32(a.Mode)
 	e.uint32(a.Nlink)
@@ -111,14 +128,14 @@ func putFattr(e *encoder, a *fattr.Attr) {
 	e.uint64(0) // rdev
 	e.uint64(a.Fsid)
 	e.uint64(a.Fileid)
-	putTime(e, atimeOf(a))
+	putTime(e, a.AtimeOf())
 	putTime(e, a.Time) // mtime
-	putTime(e, ctimeOf(a))
+	putTime(e, a.CtimeOf())
 }
 
 // putPostOpAttr writes post_op_attr for n, or attributes_follow=false if
 // they cannot be computed (post-op attributes are optional by design).
-func (s *view) putPostOpAttr(e *encoder, n Node) {
+func (s *view) putPostOpAttr(e *encoder, n vfs.Node) {
 	a, err := s.fs.Attr(n)
 	if err != nil {
 		e.bool(false)
@@ -131,7 +148,7 @@ func (s *view) putPostOpAttr(e *encoder, n Node) {
 func onNull(s *view, c *call, d *decoder, e *encoder) uint32 { return nfsOK }
 
 // failWithAttr is the common failure shape: status then post_op_attr.
-func (s *view) failWithAttr(e *encoder, st uint32, n *Node) uint32 {
+func (s *view) failWithAttr(e *encoder, st uint32, n *vfs.Node) uint32 {
 	e.uint32(st)
 	if n != nil {
 		s.putPostOpAttr(e, *n)

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitnfs/gitnfs/fattr"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/internal/nfstest"
 	"github.com/gitnfs/gitnfs/nfs"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // blockingFS is a one-file FS whose reads wait for a signal: it lets a test
@@ -24,46 +24,46 @@ type blockingFS struct {
 }
 
 func (b *blockingFS) Fsid() uint64 { return 7 }
-func (b *blockingFS) Root() nfs.Node {
-	return nfs.Node{ID: fattr.RootID, Type: fattr.Dir}
+func (b *blockingFS) Root() vfs.Node {
+	return vfs.Node{ID: vfs.RootID, Type: vfs.Dir}
 }
-func (b *blockingFS) file() nfs.Node {
-	return nfs.Node{ID: fattr.FileID("f"), Path: "f", Type: fattr.Reg}
+func (b *blockingFS) file() vfs.Node {
+	return vfs.Node{ID: vfs.FileID("f"), Path: "f", Type: vfs.Reg}
 }
-func (b *blockingFS) Resolve(p string) (nfs.Node, error) {
+func (b *blockingFS) Resolve(p string) (vfs.Node, error) {
 	switch p {
 	case "":
 		return b.Root(), nil
 	case "f":
 		return b.file(), nil
 	}
-	return nfs.Node{}, nfs.ErrNoEnt
+	return vfs.Node{}, vfs.ErrNoEnt
 }
-func (b *blockingFS) ResolveID(uint64) (nfs.Node, error) { return nfs.Node{}, nfs.ErrStale }
-func (b *blockingFS) Lookup(dir nfs.Node, name string) (nfs.Node, error) {
+func (b *blockingFS) ResolveID(uint64) (vfs.Node, error) { return vfs.Node{}, vfs.ErrStale }
+func (b *blockingFS) Lookup(dir vfs.Node, name string) (vfs.Node, error) {
 	if dir.Path == "" && name == "f" {
 		return b.file(), nil
 	}
-	return nfs.Node{}, nfs.ErrNoEnt
+	return vfs.Node{}, vfs.ErrNoEnt
 }
-func (b *blockingFS) ReadDir(nfs.Node) (nfs.Dir, error) { return nil, errors.New("unused") }
-func (b *blockingFS) Attr(n nfs.Node) (fattr.Attr, error) {
-	a := fattr.Attr{Type: n.Type, Mode: 0o644, Nlink: 1, Fileid: n.ID, Size: 10}
+func (b *blockingFS) ReadDir(vfs.Node) (vfs.Listing, error) { return nil, errors.New("unused") }
+func (b *blockingFS) Attr(n vfs.Node) (vfs.Attr, error) {
+	a := vfs.Attr{Type: n.Type, Mode: 0o644, Nlink: 1, Fileid: n.ID, Size: 10}
 	return a, nil
 }
-func (b *blockingFS) InlineAttr(n nfs.Node) (fattr.Attr, bool, error) {
+func (b *blockingFS) InlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
 	a, err := b.Attr(n)
 	return a, true, err
 }
-func (b *blockingFS) ReadAt(n nfs.Node, p []byte, off int64) (int, error) {
+func (b *blockingFS) ReadAt(n vfs.Node, p []byte, off int64) (int, error) {
 	b.once.Do(func() { close(b.started) })
 	<-b.release
 	return copy(p, "0123456789"[off:]), io.EOF
 }
-func (b *blockingFS) Readlink(nfs.Node) (string, error) { return "", nfs.ErrNoEnt }
-func (b *blockingFS) DirVerifier(nfs.Node) uint64       { return 1 }
+func (b *blockingFS) Readlink(vfs.Node) (string, error) { return "", vfs.ErrNoEnt }
+func (b *blockingFS) DirVerifier(vfs.Node) uint64       { return 1 }
 
-func serveFS(t *testing.T, f nfs.FS) string { return nfstest.Serve(t, f, nfs.Options{}).Addr }
+func serveFS(t *testing.T, f vfs.FS) string { return nfstest.Serve(t, f, nfs.Options{}).Addr }
 
 // rawCall writes one call with the given xid on conn.
 func rawCall(t *testing.T, conn net.Conn, xid, prog, vers, proc uint32, args []byte) {

@@ -21,11 +21,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitnfs/gitnfs/fattr"
 	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/internal/nfstest"
 	"github.com/gitnfs/gitnfs/nfs"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // wireFS is a root directory holding one file "f" of size bytes, whose
@@ -37,45 +37,45 @@ type wireFS struct {
 }
 
 func (w *wireFS) Fsid() uint64    { return 11 }
-func (w *wireFS) Root() nfs.Node  { return nfs.Node{ID: fattr.RootID, Type: fattr.Dir} }
-func (w *wireFS) file() nfs.Node  { return nfs.Node{ID: fattr.FileID("f"), Path: "f", Type: fattr.Reg} }
+func (w *wireFS) Root() vfs.Node  { return vfs.Node{ID: vfs.RootID, Type: vfs.Dir} }
+func (w *wireFS) file() vfs.Node  { return vfs.Node{ID: vfs.FileID("f"), Path: "f", Type: vfs.Reg} }
 func (w *wireFS) handle() []byte  { return nfs.Handle(w, w.file()) }
 func (w *wireFS) rootFH() []byte  { return nfs.Handle(w, w.Root()) }
 func (w *wireFS) Len() int        { return 1 }
 func (w *wireFS) Name(int) string { return "f" }
-func (w *wireFS) ID(int) uint64   { return fattr.FileID("f") }
-func (w *wireFS) Node(int) nfs.Node {
+func (w *wireFS) ID(int) uint64   { return vfs.FileID("f") }
+func (w *wireFS) Node(int) vfs.Node {
 	return w.file()
 }
-func (w *wireFS) Resolve(p string) (nfs.Node, error) {
+func (w *wireFS) Resolve(p string) (vfs.Node, error) {
 	switch p {
 	case "":
 		return w.Root(), nil
 	case "f":
 		return w.file(), nil
 	}
-	return nfs.Node{}, nfs.ErrNoEnt
+	return vfs.Node{}, vfs.ErrNoEnt
 }
-func (w *wireFS) ResolveID(uint64) (nfs.Node, error) { return nfs.Node{}, nfs.ErrStale }
-func (w *wireFS) Lookup(dir nfs.Node, name string) (nfs.Node, error) {
+func (w *wireFS) ResolveID(uint64) (vfs.Node, error) { return vfs.Node{}, vfs.ErrStale }
+func (w *wireFS) Lookup(dir vfs.Node, name string) (vfs.Node, error) {
 	if dir.Path == "" && name == "f" {
 		return w.file(), nil
 	}
-	return nfs.Node{}, nfs.ErrNoEnt
+	return vfs.Node{}, vfs.ErrNoEnt
 }
-func (w *wireFS) ReadDir(nfs.Node) (nfs.Dir, error) { return w, nil }
-func (w *wireFS) Attr(n nfs.Node) (fattr.Attr, error) {
-	a := fattr.Attr{Type: n.Type, Mode: 0o644, Nlink: 1, Fileid: n.ID, Fsid: 11, Size: uint64(w.size)}
-	if n.Type == fattr.Dir {
-		a.Mode, a.Size = 0o755, fattr.DirSize
+func (w *wireFS) ReadDir(vfs.Node) (vfs.Listing, error) { return w, nil }
+func (w *wireFS) Attr(n vfs.Node) (vfs.Attr, error) {
+	a := vfs.Attr{Type: n.Type, Mode: 0o644, Nlink: 1, Fileid: n.ID, Fsid: 11, Size: uint64(w.size)}
+	if n.Type == vfs.Dir {
+		a.Mode, a.Size = 0o755, vfs.DirSize
 	}
 	return a, nil
 }
-func (w *wireFS) InlineAttr(n nfs.Node) (fattr.Attr, bool, error) {
+func (w *wireFS) InlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
 	a, err := w.Attr(n)
 	return a, true, err
 }
-func (w *wireFS) ReadAt(n nfs.Node, p []byte, off int64) (int, error) {
+func (w *wireFS) ReadAt(n vfs.Node, p []byte, off int64) (int, error) {
 	if w.gate != nil {
 		select {
 		case w.started <- struct{}{}:
@@ -93,8 +93,8 @@ func (w *wireFS) ReadAt(n nfs.Node, p []byte, off int64) (int, error) {
 	}
 	return k, nil
 }
-func (w *wireFS) Readlink(nfs.Node) (string, error) { return "", nfs.ErrNoEnt }
-func (w *wireFS) DirVerifier(nfs.Node) uint64       { return 1 }
+func (w *wireFS) Readlink(vfs.Node) (string, error) { return "", vfs.ErrNoEnt }
+func (w *wireFS) DirVerifier(vfs.Node) uint64       { return 1 }
 
 // logBuf collects a server's log lines.
 type logBuf struct {
@@ -120,7 +120,7 @@ func (l *logBuf) logger() *slog.Logger {
 
 // serveWire serves f with opts on loopback and returns the address. The
 // server's own goroutines are running when it returns.
-func serveWire(t *testing.T, f nfs.FS, opts nfs.Options) string {
+func serveWire(t *testing.T, f vfs.FS, opts nfs.Options) string {
 	t.Helper()
 	if opts.Fallback == nil {
 		opts.Fallback = billyfs.NewHandler(f)

@@ -6,109 +6,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gitnfs/gitnfs/fattr"
-)
-
-// WritableFS is what an FS implements, on top of FS, to be served
-// writable. The protocol checks for it per request (on the FS the request
-// started with): an FS without it is answered NFS3ERR_ROFS, as before.
-//
-// The protocol layer does what every FS would otherwise repeat: it decodes
-// and validates names (see checkName), checks that a directory argument is
-// a directory, answers the guard of SETATTR, and builds wcc_data from Attr
-// before and after the call. The FS gets clean names and nodes of the right
-// type, and returns errors that wrap the Err* values of this package.
-type WritableFS interface {
-	FS
-	// ResolveOrigin finds the node that a path-carrying handle names: the
-	// file that had this path in the base tree, wherever it has been renamed
-	// to since. A file deleted, or replaced by another under its name, is a
-	// miss (ErrNoEnt); so is anything that never was in the base tree.
-	ResolveOrigin(path string) (Node, error)
-
-	// Create makes a regular file. With CreateUnchecked an existing regular
-	// file is opened (attr applied, typically a truncation); with
-	// CreateGuarded any existing name is ErrExist; with CreateExclusive the
-	// verifier is stored with the file and a retransmitted CREATE carrying
-	// the same verifier returns the same file, any other existing name is
-	// ErrExist.
-	Create(dir Node, name string, how CreateHow, attr SetAttr, verf [8]byte) (Node, error)
-	Mkdir(dir Node, name string, attr SetAttr) (Node, error)
-	Symlink(dir Node, name, target string, attr SetAttr) (Node, error)
-	// Link gives file (not a directory) a new name.
-	Link(file, dir Node, name string) error
-	// Write writes p at off. It returns the stability actually reached:
-	// FileSync means the data (and the file's metadata) were on stable
-	// storage before it returned.
-	Write(n Node, p []byte, off int64, stable Stability) (Stability, error)
-	// Commit puts everything written to n so far on stable storage.
-	Commit(n Node) error
-	Setattr(n Node, attr SetAttr) error
-	Remove(dir Node, name string) error
-	Rmdir(dir Node, name string) error
-	// Rename moves fromDir/fromName to toDir/toName, replacing what is
-	// there as rename(2) does; renaming a directory moves everything under
-	// it. Every file keeps its fileid and its handle.
-	Rename(fromDir Node, fromName string, toDir Node, toName string) error
-	// WriteVerifier changes on every server start, so that a client resends
-	// UNSTABLE writes a crash may have lost.
-	WriteVerifier() [8]byte
-}
-
-// StatFS is optionally implemented by a WritableFS that can say how much
-// room is left, for FSSTAT.
-type StatFS interface {
-	StatFS() (FSStat, error)
-}
-
-// FSStat is FSSTAT's numbers.
-type FSStat struct {
-	Bytes, FreeBytes, AvailBytes uint64
-	Files, FreeFiles, AvailFiles uint64
-}
-
-// CreateHow is createmode3.
-type CreateHow uint32
-
-// createmode3 values.
-const (
-	CreateUnchecked CreateHow = 0
-	CreateGuarded   CreateHow = 1
-	CreateExclusive CreateHow = 2
-)
-
-// Stability is stable_how.
-type Stability uint32
-
-// stable_how values.
-const (
-	Unstable Stability = 0
-	DataSync Stability = 1
-	FileSync Stability = 2
-)
-
-// SetAttr is a decoded sattr3: nil means "leave unchanged". A time the
-// client asked to set to the server's clock arrives as that clock's value.
-type SetAttr struct {
-	Mode         *uint32 // permission bits (07777) only
-	UID, GID     *uint32
-	Size         *uint64
-	Atime, Mtime *time.Time
-}
-
-// Errors a WritableFS returns (wrapped) so that the protocol can pick the
-// status.
-var (
-	ErrExist       = errors.New("file exists")
-	ErrNotEmpty    = errors.New("directory not empty")
-	ErrIsDir       = errors.New("is a directory")
-	ErrInval       = errors.New("invalid argument")
-	ErrNameTooLong = errors.New("name too long")
-	ErrPerm        = errors.New("operation not permitted")
-	ErrNoSpace     = errors.New("no space left on device")
-	ErrFBig        = errors.New("file too large")
-	ErrNotSupp     = errors.New("operation not supported")
-	ErrReadOnly    = errors.New("read-only file system")
+	"github.com/gitnfs/gitnfs/nfs/proc"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // More nfsstat3 values, for the write procedures.
@@ -129,27 +28,27 @@ const (
 // else (status then maps the read-path errors).
 func writeStatus(err error) (uint32, bool) {
 	switch {
-	case errors.Is(err, ErrExist), errors.Is(err, syscall.EEXIST):
+	case errors.Is(err, vfs.ErrExist), errors.Is(err, syscall.EEXIST):
 		return nfsErrExist, true
-	case errors.Is(err, ErrNotEmpty), errors.Is(err, syscall.ENOTEMPTY):
+	case errors.Is(err, vfs.ErrNotEmpty), errors.Is(err, syscall.ENOTEMPTY):
 		return nfsErrNotEmpty, true
-	case errors.Is(err, ErrIsDir), errors.Is(err, syscall.EISDIR):
+	case errors.Is(err, vfs.ErrIsDir), errors.Is(err, syscall.EISDIR):
 		return nfsErrIsDir, true
-	case errors.Is(err, ErrInval):
+	case errors.Is(err, vfs.ErrInval):
 		return nfsErrInval, true
-	case errors.Is(err, ErrNameTooLong), errors.Is(err, syscall.ENAMETOOLONG):
+	case errors.Is(err, vfs.ErrNameTooLong), errors.Is(err, syscall.ENAMETOOLONG):
 		return nfsErrNameLong, true
-	case errors.Is(err, ErrPerm):
+	case errors.Is(err, vfs.ErrPerm):
 		return nfsErrPerm, true
-	case errors.Is(err, ErrNoSpace), errors.Is(err, syscall.ENOSPC):
+	case errors.Is(err, vfs.ErrNoSpace), errors.Is(err, syscall.ENOSPC):
 		return nfsErrNoSpc, true
 	case errors.Is(err, syscall.EDQUOT):
 		return nfsErrDQuot, true
-	case errors.Is(err, ErrFBig), errors.Is(err, syscall.EFBIG):
+	case errors.Is(err, vfs.ErrFBig), errors.Is(err, syscall.EFBIG):
 		return nfsErrFBig, true
-	case errors.Is(err, ErrNotSupp):
+	case errors.Is(err, vfs.ErrNotSupp):
 		return nfsErrNotSupp, true
-	case errors.Is(err, ErrReadOnly):
+	case errors.Is(err, vfs.ErrReadOnly):
 		return nfsErrROFS, true
 	}
 	return 0, false
@@ -199,26 +98,10 @@ func checkName(name []byte, use nameUse) uint32 {
 // maxSymlink bounds a symlink's target (PATH_MAX).
 const maxSymlink = 4096
 
-// writeProcs are the write procedures of a writable export; onReadOnly
-// dispatches to them when the request's FS is a WritableFS.
-var writeProcs = map[uint32]procFunc{
-	2:  onSetattr,
-	7:  onWrite,
-	8:  onCreate,
-	9:  onMkdir,
-	10: onSymlink,
-	11: onMknod,
-	12: onRemove,
-	13: onRmdir,
-	14: onRename,
-	15: onLink,
-	21: onCommit,
-}
-
 // decodeSattr reads a sattr3. Times set to the server's clock are read
 // here, once per request.
-func decodeSattr(d *decoder) SetAttr {
-	var a SetAttr
+func decodeSattr(d *decoder) vfs.SetAttr {
+	var a vfs.SetAttr
 	if d.uint32() != 0 {
 		v := d.uint32() & 0o7777
 		a.Mode = &v
@@ -262,21 +145,6 @@ func decodeSetTime(d *decoder) *time.Time {
 	return nil
 }
 
-// Times of an Attr: Time is mtime; Atime and Ctime default to it.
-func atimeOf(a *fattr.Attr) time.Time {
-	if a.Atime.IsZero() {
-		return a.Time
-	}
-	return a.Atime
-}
-
-func ctimeOf(a *fattr.Attr) time.Time {
-	if a.Ctime.IsZero() {
-		return a.Time
-	}
-	return a.Ctime
-}
-
 func putTime(e *encoder, t time.Time) {
 	e.uint32(uint32(t.Unix()))
 	e.uint32(uint32(t.Nanosecond()))
@@ -287,22 +155,22 @@ func putTime(e *encoder, t time.Time) {
 // regularTarget resolves the file a WRITE or COMMIT names, with its pre-op
 // attributes. Anything but a regular file is answered here (ISDIR, INVAL,
 // or the handle's error, with wcc data) and its status returned.
-func (s *view) regularTarget(c *call, e *encoder, h []byte) (Node, *fattr.Attr, uint32) {
+func (s *view) regularTarget(c *call, e *encoder, h []byte) (vfs.Node, *vfs.Attr, uint32) {
 	n, err := s.resolve(h)
 	if err != nil {
-		return Node{}, nil, s.failWcc(e, s.status(err, c, ""), nil, nil)
+		return vfs.Node{}, nil, s.failWcc(e, s.status(err, c, ""), nil, nil)
 	}
 	pre := s.preOp(&n)
 	switch n.Type {
-	case fattr.Reg:
+	case vfs.Reg:
 		return n, pre, nfsOK
-	case fattr.Dir:
+	case vfs.Dir:
 		return n, pre, s.failWcc(e, nfsErrIsDir, pre, &n)
 	}
 	return n, pre, s.failWcc(e, nfsErrInval, pre, &n)
 }
 
-func (s *view) preOp(n *Node) *fattr.Attr {
+func (s *view) preOp(n *vfs.Node) *vfs.Attr {
 	if n == nil {
 		return nil
 	}
@@ -314,12 +182,12 @@ func (s *view) preOp(n *Node) *fattr.Attr {
 }
 
 // putWcc writes wcc_data: pre_op_attr from pre, post_op_attr of post.
-func (s *view) putWcc(e *encoder, pre *fattr.Attr, post *Node) {
+func (s *view) putWcc(e *encoder, pre *vfs.Attr, post *vfs.Node) {
 	if pre != nil {
 		e.bool(true)
 		e.uint64(pre.Size)
 		putTime(e, pre.Time)
-		putTime(e, ctimeOf(pre))
+		putTime(e, pre.CtimeOf())
 	} else {
 		e.bool(false)
 	}
@@ -331,25 +199,25 @@ func (s *view) putWcc(e *encoder, pre *fattr.Attr, post *Node) {
 }
 
 // failWcc answers a failure whose reply is status + one wcc_data.
-func (s *view) failWcc(e *encoder, st uint32, pre *fattr.Attr, post *Node) uint32 {
+func (s *view) failWcc(e *encoder, st uint32, pre *vfs.Attr, post *vfs.Node) uint32 {
 	e.uint32(st)
 	s.putWcc(e, pre, post)
 	return st
 }
 
 // putPostOpFH writes post_op_fh3.
-func (s *view) putPostOpFH(e *encoder, n Node) {
+func (s *view) putPostOpFH(e *encoder, n vfs.Node) {
 	e.bool(true)
 	hl := handleLen(n)
 	e.uint32(uint32(hl))
-	e.b = appendHandle(e.b, s.fs.Fsid(), n)
+	e.b = appendHandle(e.b, s.fsid, n)
 	e.pad(hl)
 }
 
 // writeStatusOf is status for a write procedure's error.
 func (s *view) writeStatusOf(err error, c *call, path string) uint32 {
 	if st, ok := writeStatus(err); ok {
-		s.log.Debug("request failed", "proc", procName(c.proc), "status", st, "path", path, "err", err)
+		s.log.Debug("request failed", "proc", proc.Name(c.proc), "status", st, "path", path, "err", err)
 		return st
 	}
 	return s.status(err, c, path)
@@ -364,12 +232,12 @@ func dirArgs(d *decoder) ([]byte, []byte) {
 
 // resolveDir resolves a directory handle for a procedure that changes it.
 // On failure the status is returned and nothing is encoded.
-func (s *view) resolveDir(h []byte, c *call) (Node, uint32) {
+func (s *view) resolveDir(h []byte, c *call) (vfs.Node, uint32) {
 	dir, err := s.resolve(h)
 	if err != nil {
-		return Node{}, s.status(err, c, "")
+		return vfs.Node{}, s.status(err, c, "")
 	}
-	if dir.Type != fattr.Dir {
+	if dir.Type != vfs.Dir {
 		return dir, nfsErrNotDir
 	}
 	return dir, nfsOK

@@ -97,6 +97,9 @@ type dirplusCounters struct {
 	maxcount atomic.Int64
 	with     [NumKinds]atomic.Int64
 	without  [NumKinds]atomic.Int64
+	// attrErrors are entries listed without attributes because sizing
+	// them failed (counted under their kind in without as well).
+	attrErrors atomic.Int64
 }
 
 // Kind is the kind of a directory entry for the READDIRPLUS lines.
@@ -106,7 +109,7 @@ const (
 	KindDir Kind = iota
 	KindFile
 	KindSymlink
-	KindConflict // a conflicted path in a merge view
+	KindConflict // a path its filesystem says is conflicted (vfs.Conflicter)
 	NumKinds
 )
 
@@ -125,6 +128,7 @@ func (k Kind) String() string {
 type DirplusReply struct {
 	WithAttrs    [NumKinds]int // entries sent with inline fattr3 (post_op_attr true), by kind
 	WithoutAttrs [NumKinds]int // entries sent without attributes, by kind
+	AttrErrors   int           // of WithoutAttrs, those whose attributes failed to compute (an I/O error, not a kind)
 	Bytes        int           // reply size on the wire
 	Dircount     uint32        // the client's dircount argument
 	Maxcount     uint32        // the client's maxcount argument
@@ -229,6 +233,9 @@ func (c *Census) Dirplus(r DirplusReply) {
 			d.without[k].Add(int64(n))
 		}
 	}
+	if r.AttrErrors > 0 {
+		d.attrErrors.Add(int64(r.AttrErrors))
+	}
 	c.mu.RUnlock()
 }
 
@@ -325,6 +332,7 @@ func (c *Census) resetLocked(internalSwapped bool) {
 		d.with[k].Store(0)
 		d.without[k].Store(0)
 	}
+	d.attrErrors.Store(0)
 	c.readdirReplies.Store(0)
 	c.readdirEntries.Store(0)
 	c.readBytes.Store(0)

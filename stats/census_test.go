@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	nfsproc "github.com/gitnfs/gitnfs/nfs/proc"
 )
 
 const (
@@ -20,11 +22,11 @@ const (
 // known and an unknown error, a MOUNT, and RPC-level rejects.
 func drive(c *Census) {
 	us := time.Microsecond
-	c.RPC(ProgNFS, 3, nfsProcLookup, 0, 120, 240, 1*us)         // bucket 0 (≤1µs)
-	c.RPC(ProgNFS, 3, nfsProcLookup, 0, 120, 240, 3*us)         // bucket 2 (≤4µs)
-	c.RPC(ProgNFS, 3, nfsProcLookup, 2, 120, 100, 100*us)       // NOENT, bucket 7 (≤128µs)
-	c.RPC(ProgNFS, 3, nfsProcReaddirplus, 0, 150, 1500, 200*us) // bucket 8 (≤256µs)
-	c.RPC(ProgNFS, 3, nfsProcReaddirplus, 0, 150, 1500, 600*us) // bucket 10 (≤1024µs)
+	c.RPC(ProgNFS, 3, nfsproc.Lookup, 0, 120, 240, 1*us)         // bucket 0 (≤1µs)
+	c.RPC(ProgNFS, 3, nfsproc.Lookup, 0, 120, 240, 3*us)         // bucket 2 (≤4µs)
+	c.RPC(ProgNFS, 3, nfsproc.Lookup, 2, 120, 100, 100*us)       // NOENT, bucket 7 (≤128µs)
+	c.RPC(ProgNFS, 3, nfsproc.Readdirplus, 0, 150, 1500, 200*us) // bucket 8 (≤256µs)
+	c.RPC(ProgNFS, 3, nfsproc.Readdirplus, 0, 150, 1500, 600*us) // bucket 10 (≤1024µs)
 	for range 2 {
 		c.Dirplus(DirplusReply{
 			WithAttrs:    [NumKinds]int{KindDir: 2, KindFile: 7},
@@ -32,9 +34,9 @@ func drive(c *Census) {
 			Bytes:        1400, Dircount: 8192, Maxcount: 32768,
 		})
 	}
-	c.RPC(ProgNFS, 3, nfsProcRead, 0, 130, 4100, 50*us) // bucket 6 (≤64µs)
+	c.RPC(ProgNFS, 3, nfsproc.Read, 0, 130, 4100, 50*us) // bucket 6 (≤64µs)
 	c.ReadBytes(4000)
-	c.RPC(ProgNFS, 3, nfsProcReaddir, 0, 140, 400, 10*us)
+	c.RPC(ProgNFS, 3, nfsproc.Readdir, 0, 140, 400, 10*us)
 	c.Readdir(5)
 	c.RPC(ProgNFS, 3, procGetattr, 70, 100, 40, 2*us)   // STALE
 	c.RPC(ProgNFS, 3, procGetattr, 9999, 100, 40, 2*us) // unknown status: overflow map
@@ -123,7 +125,7 @@ func TestKnownSequence(t *testing.T) {
 
 func TestRatiosAreNilWithoutDenominator(t *testing.T) {
 	c := New()
-	c.RPC(ProgNFS, 3, nfsProcLookup, 0, 1, 1, 0) // a LOOKUP, but nothing listed
+	c.RPC(ProgNFS, 3, nfsproc.Lookup, 0, 1, 1, 0) // a LOOKUP, but nothing listed
 	d := c.Snapshot().Derived
 	for name, v := range map[string]*float64{
 		"LookupsPerEntry": d.LookupsPerEntry, "MeanEntriesPerDirplus": d.MeanEntriesPerDirplus,
@@ -230,8 +232,8 @@ func TestStatusIndexRoundTrip(t *testing.T) {
 // must say what it counts.
 func TestInternalNamesNeverProcedures(t *testing.T) {
 	procs := map[string]bool{}
-	for _, p := range nfsProcs {
-		procs[strings.ToLower(p)] = true
+	for _, p := range nfsproc.Table {
+		procs[strings.ToLower(p.Name)] = true
 	}
 	for _, p := range mountProcs {
 		procs[strings.ToLower(p)] = true
@@ -342,8 +344,8 @@ func TestTable(t *testing.T) {
 		if len(first) == 0 {
 			continue
 		}
-		for _, p := range nfsProcs {
-			if strings.EqualFold(first[0], p) {
+		for _, p := range nfsproc.Table {
+			if strings.EqualFold(first[0], p.Name) {
 				t.Errorf("internal row named like a procedure: %q", l)
 			}
 		}
@@ -540,8 +542,8 @@ func TestRPCDoesNotAllocate(t *testing.T) {
 	c := New()
 	c.RPC(ProgNLM, 4, 1, 9999, 1, 1, 0) // first sight of a key may allocate
 	for name, fn := range map[string]func(){
-		"nfs ok":        func() { c.RPC(ProgNFS, 3, nfsProcLookup, 0, 120, 240, 7*time.Microsecond) },
-		"nfs error":     func() { c.RPC(ProgNFS, 3, nfsProcLookup, 2, 120, 100, 7*time.Microsecond) },
+		"nfs ok":        func() { c.RPC(ProgNFS, 3, nfsproc.Lookup, 0, 120, 240, 7*time.Microsecond) },
+		"nfs error":     func() { c.RPC(ProgNFS, 3, nfsproc.Lookup, 2, 120, 100, 7*time.Microsecond) },
 		"mount":         func() { c.RPC(ProgMount, 3, procMnt, 13, 80, 60, 20*time.Microsecond) },
 		"rpc reject":    func() { c.RPC(ProgNFS, 3, 30, StatusProcUnavail, 80, 24, 0) },
 		"other seen":    func() { c.RPC(ProgNLM, 4, 1, 9999, 1, 1, 0) },

@@ -1,6 +1,10 @@
 package stats
 
-import "strconv"
+import (
+	"strconv"
+
+	nfsproc "github.com/gitnfs/gitnfs/nfs/proc"
+)
 
 // ONC RPC program numbers the census names.
 const (
@@ -42,27 +46,14 @@ func AcceptStatus(acceptStat uint32) uint32 {
 // RejectStatus maps an RFC 5531 reject_stat (MSG_DENIED reply).
 func RejectStatus(rejectStat uint32) uint32 { return rpcStatusBase + 0x100 + rejectStat }
 
-var nfsProcs = [...]string{
-	"NULL", "GETATTR", "SETATTR", "LOOKUP", "ACCESS", "READLINK", "READ",
-	"WRITE", "CREATE", "MKDIR", "SYMLINK", "MKNOD", "REMOVE", "RMDIR",
-	"RENAME", "LINK", "READDIR", "READDIRPLUS", "FSSTAT", "FSINFO",
-	"PATHCONF", "COMMIT",
-}
-
 // MOUNT v1–v3 share these numbers (v1/v2 add EXPORTALL, PATHCONF above).
 var mountProcs = [...]string{"NULL", "MNT", "DUMP", "UMNT", "UMNTALL", "EXPORT"}
 
+// NFSv3's procedures are numbered and named once, in nfs/proc, which the
+// protocol's registry uses too.
 const (
-	nfsProcCount   = len(nfsProcs)
+	nfsProcCount   = nfsproc.Count
 	mountProcCount = len(mountProcs)
-)
-
-// Procedure numbers the derived lines read.
-const (
-	nfsProcLookup      = 3
-	nfsProcRead        = 6
-	nfsProcReaddir     = 16
-	nfsProcReaddirplus = 17
 )
 
 // progName is the short program name used in row names and metric labels.
@@ -91,7 +82,7 @@ func progName(prog uint32) string {
 func procOnly(prog, vers, proc uint32) string {
 	switch {
 	case prog == ProgNFS && vers == 3 && proc < uint32(nfsProcCount):
-		return nfsProcs[proc]
+		return nfsproc.Name(proc)
 	case prog == ProgMount && vers >= 1 && vers <= 3 && proc < uint32(mountProcCount):
 		return mountProcs[proc]
 	}

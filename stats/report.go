@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	nfsproc "github.com/gitnfs/gitnfs/nfs/proc"
 )
 
 // Report is a snapshot of the census: plain values, JSON-serializable.
@@ -83,6 +85,7 @@ type Derived struct {
 	DirplusEntries      int64      `json:"readdirplus_entries"`
 	DirplusWithAttrs    KindCounts `json:"readdirplus_with_attrs"`
 	DirplusWithoutAttrs KindCounts `json:"readdirplus_without_attrs"`
+	DirplusAttrErrors   int64      `json:"readdirplus_attr_errors"` // of those without, the ones whose sizing failed
 	DirplusBytes        int64      `json:"readdirplus_bytes"`
 	DirplusDircountSum  int64      `json:"readdirplus_dircount_sum"`
 	DirplusMaxcountSum  int64      `json:"readdirplus_maxcount_sum"`
@@ -282,6 +285,7 @@ func (c *Census) snapshotLocked(swapInternal bool) Report {
 	d.DirplusMaxcountSum = dp.maxcount.Load()
 	d.DirplusWithAttrs = KindCounts{dp.with[KindDir].Load(), dp.with[KindFile].Load(), dp.with[KindSymlink].Load(), dp.with[KindConflict].Load()}
 	d.DirplusWithoutAttrs = KindCounts{dp.without[KindDir].Load(), dp.without[KindFile].Load(), dp.without[KindSymlink].Load(), dp.without[KindConflict].Load()}
+	d.DirplusAttrErrors = dp.attrErrors.Load()
 	d.DirplusEntries = d.DirplusWithAttrs.Total() + d.DirplusWithoutAttrs.Total()
 	d.ReaddirReplies = c.readdirReplies.Load()
 	d.ReaddirEntries = c.readdirEntries.Load()
@@ -290,12 +294,12 @@ func (c *Census) snapshotLocked(swapInternal bool) Report {
 			continue
 		}
 		switch row.Proc {
-		case nfsProcLookup:
+		case nfsproc.Lookup:
 			d.LookupCalls = row.Calls
 			d.LookupOK = row.Calls - row.Errors
-		case nfsProcReaddirplus:
+		case nfsproc.Readdirplus:
 			d.DirplusCalls = row.Calls
-		case nfsProcRead:
+		case nfsproc.Read:
 			d.ReadCalls = row.Calls
 		}
 	}
@@ -378,6 +382,7 @@ func (r Report) WriteTable(w io.Writer) error {
 		{"READDIRPLUS replies (OK)", itoa(d.DirplusReplies), fmt.Sprintf("of %d READDIRPLUS calls (client table)", d.DirplusCalls)},
 		{"READDIRPLUS entries, inline attrs", itoa(d.DirplusWithAttrs.Total()), kinds(d.DirplusWithAttrs)},
 		{"READDIRPLUS entries, no attrs", itoa(d.DirplusWithoutAttrs.Total()), kinds(d.DirplusWithoutAttrs)},
+		{"READDIRPLUS entries, sizing failed", itoa(d.DirplusAttrErrors), "of the entries without attrs: an I/O error, not a conflict"},
 		{"READDIR entries", itoa(d.ReaddirEntries), fmt.Sprintf("in %d READDIR replies", d.ReaddirReplies)},
 		{"LOOKUPs (OK) per entry listed", fmtRatio(d.LookupsPerEntry, 3),
 			fmt.Sprintf("%d OK LOOKUPs / %d READDIR+READDIRPLUS entries (%d LOOKUP calls in all)", d.LookupOK, d.DirplusEntries+d.ReaddirEntries, d.LookupCalls)},

@@ -13,20 +13,19 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/spf13/cobra"
 
-	"github.com/gitnfs/gitnfs/fattr"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/mergefs"
 	"github.com/gitnfs/gitnfs/internal/overlay"
 	"github.com/gitnfs/gitnfs/merge3"
-	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/tree"
 	"github.com/gitnfs/gitnfs/tree/gitwrite"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // openServeOverlay layers the overlay in dir over base, the export of snap
 // in store, for `gitnfs serve --overlay DIR [--force]`. uid and gid own
 // what the overlay makes.
-func openServeOverlay(dir string, force bool, base nfs.FS, store *tree.Store, snap *tree.Snapshot, rev string, uid, gid uint32, log *slog.Logger) (*overlay.FS, error) {
+func openServeOverlay(dir string, force bool, base vfs.FS, store *tree.Store, snap *tree.Snapshot, rev string, uid, gid uint32, log *slog.Logger) (*overlay.FS, error) {
 	opts := overlay.Options{Repo: store.ID(), Rev: rev, Tree: snap.Root.String(), Force: force, UID: uid, GID: gid, Log: log}
 	if !snap.Commit.IsZero() {
 		opts.Commit = snap.Commit.String()
@@ -97,7 +96,7 @@ func openRecorded(dir, repo string, readOnly bool) (*overlayOpened, error) {
 	}
 	o := &overlayOpened{store: store, ident: ident}
 	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
-	var base nfs.FS
+	var base vfs.FS
 	if isMerge {
 		if o.merge, o.ours, o.theirs, err = rebuildMerge(store, ident.Merge, uid, gid); err != nil {
 			store.Close()
@@ -191,7 +190,7 @@ func (o *overlayOpened) unresolved() (all, open []mergefs.Conflict, err error) {
 	}
 	for _, c := range all {
 		n, err := o.ov.Resolve(c.Path)
-		if errors.Is(err, nfs.ErrNoEnt) || errors.Is(err, nfs.ErrNotDir) {
+		if errors.Is(err, vfs.ErrNoEnt) || errors.Is(err, vfs.ErrNotDir) {
 			continue
 		}
 		if err != nil {
@@ -485,18 +484,20 @@ type treeWriter struct {
 	conflicted map[string]bool
 }
 
-// baseEntry is the git entry behind a base node, when it has one.
-func (w *treeWriter) baseEntry(n nfs.Node) (tree.Entry, bool) {
-	if w.merge {
-		e, ok := mergefs.EntryOf(n)
-		if ok && !e.Kind.IsDir() && w.st.HasEncodedObject(e.Hash) != nil {
-			// Bytes the view computed (a merge that fed another) are in
-			// no object store yet: written from the view.
-			return e, false
-		}
-		return e, ok
+// baseEntry is the git entry behind a base node, when it has one: the base
+// filesystem says (gitfs.TreeEntryFS), cmd never decodes a node.
+func (w *treeWriter) baseEntry(n vfs.Node) (tree.Entry, bool) {
+	ef, ok := w.ov.Base().(gitfs.TreeEntryFS)
+	if !ok {
+		return tree.Entry{}, false
 	}
-	return gitfs.EntryOf(n), true
+	e, ok := ef.TreeEntry(n)
+	if ok && w.merge && !e.Kind.IsDir() && w.st.HasEncodedObject(e.Hash) != nil {
+		// Bytes the view computed (a merge that fed another) are in
+		// no object store yet: written from the view.
+		return e, false
+	}
+	return e, ok
 }
 
 // readerAt adapts a ReadAt method to io.ReaderAt, for io.SectionReader.
@@ -506,7 +507,7 @@ func (r readerAt) ReadAt(p []byte, off int64) (int, error) { return r(p, off) }
 
 // dir returns the tree of directory n and how many entries it has (0: an
 // empty directory, which git cannot record).
-func (w *treeWriter) dir(n nfs.Node, depth int) (plumbing.Hash, int, error) {
+func (w *treeWriter) dir(n vfs.Node, depth int) (plumbing.Hash, int, error) {
 	if depth > 1<<12 {
 		return plumbing.ZeroHash, 0, errors.New("commit: tree too deep")
 	}
@@ -542,7 +543,7 @@ func (w *treeWriter) dir(n nfs.Node, depth int) (plumbing.Hash, int, error) {
 			be, hasEntry = w.baseEntry(co.Base)
 		}
 		switch c.Type {
-		case fattr.Dir:
+		case vfs.Dir:
 			kind = tree.Dir
 			if hasEntry {
 				if be.Kind == tree.Gitlink {
@@ -561,7 +562,7 @@ func (w *treeWriter) dir(n nfs.Node, depth int) (plumbing.Hash, int, error) {
 			if n == 0 {
 				continue
 			}
-		case fattr.Reg:
+		case vfs.Reg:
 			kind = tree.File
 			if co.Mode&0o100 != 0 {
 				kind = tree.Exec
@@ -578,7 +579,7 @@ func (w *treeWriter) dir(n nfs.Node, depth int) (plumbing.Hash, int, error) {
 			if h, err = w.st.Blob(body, int64(a.Size)); err != nil {
 				return plumbing.ZeroHash, 0, fmt.Errorf("%s: %w", c.Path, err)
 			}
-		case fattr.Lnk:
+		case vfs.Lnk:
 			kind = tree.Symlink
 			if hasEntry {
 				h = be.Hash

@@ -16,8 +16,8 @@ import (
 	"github.com/gitnfs/gitnfs/internal/overlay"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/merge3"
-	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // mergeRepo makes a repository where topic and main both changed base:
@@ -285,9 +285,9 @@ func TestMergeOverlayManyConflicts(t *testing.T) {
 	d, err := ov.Resolve("d")
 	mustDo(t, err)
 	mustDo(t, ov.Remove(d, "c00.txt")) // removed
-	tmp, err := ov.Create(d, "tmp", nfs.CreateGuarded, nfs.SetAttr{}, [8]byte{})
+	tmp, err := ov.Create(d, "tmp", vfs.CreateGuarded, vfs.SetAttr{}, [8]byte{})
 	mustDo(t, err)
-	_, err = ov.Write(tmp, []byte("mine\n"), 0, nfs.FileSync)
+	_, err = ov.Write(tmp, []byte("mine\n"), 0, vfs.FileSync)
 	mustDo(t, err)
 	mustDo(t, ov.Rename(d, "tmp", d, "c01.txt")) // replaced
 	done()

@@ -11,8 +11,8 @@ import (
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/overlay"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
-	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // openTestOverlay opens dir over repo's HEAD as gitnfs serve --overlay does.
@@ -86,38 +86,38 @@ func TestOverlayStatusAndCommit(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ov")
 	ov, done := openTestOverlay(t, repo, dir)
 	root := ov.Root()
-	look := func(p string) nfs.Node {
+	look := func(p string) vfs.Node {
 		n, err := ov.Resolve(p)
 		mustDo(t, err)
 		return n
 	}
-	n, err := ov.Create(root, "new.txt", nfs.CreateGuarded, nfs.SetAttr{}, [8]byte{})
+	n, err := ov.Create(root, "new.txt", vfs.CreateGuarded, vfs.SetAttr{}, [8]byte{})
 	mustDo(t, err)
-	_, err = ov.Write(n, []byte("new\n"), 0, nfs.FileSync)
+	_, err = ov.Write(n, []byte("new\n"), 0, vfs.FileSync)
 	mustDo(t, err)
-	_, err = ov.Write(look("a.txt"), []byte("A"), 0, nfs.FileSync)
+	_, err = ov.Write(look("a.txt"), []byte("A"), 0, vfs.FileSync)
 	mustDo(t, err)
 	mustDo(t, ov.Remove(look("dir"), "c.txt"))
 	mustDo(t, ov.Rename(look("dir"), "b.txt", root, "moved.txt"))
 	mode := uint32(0o644)
-	mustDo(t, ov.Setattr(look("run.sh"), nfs.SetAttr{Mode: &mode}))
-	_, err = ov.Mkdir(root, "empty", nfs.SetAttr{})
+	mustDo(t, ov.Setattr(look("run.sh"), vfs.SetAttr{Mode: &mode}))
+	_, err = ov.Mkdir(root, "empty", vfs.SetAttr{})
 	mustDo(t, err)
-	d2, err := ov.Mkdir(root, "d2", nfs.SetAttr{})
+	d2, err := ov.Mkdir(root, "d2", vfs.SetAttr{})
 	mustDo(t, err)
-	f, err := ov.Create(d2, "f", nfs.CreateGuarded, nfs.SetAttr{Mode: new(uint32(0o755))}, [8]byte{})
+	f, err := ov.Create(d2, "f", vfs.CreateGuarded, vfs.SetAttr{Mode: new(uint32(0o755))}, [8]byte{})
 	mustDo(t, err)
-	_, err = ov.Write(f, []byte("f\n"), 0, nfs.Unstable)
+	_, err = ov.Write(f, []byte("f\n"), 0, vfs.Unstable)
 	mustDo(t, err)
-	_, err = ov.Symlink(d2, "l", "../a.txt", nfs.SetAttr{})
+	_, err = ov.Symlink(d2, "l", "../a.txt", vfs.SetAttr{})
 	mustDo(t, err)
 	// An editor's save: a new file renamed over a tracked one, same bytes.
-	tmp, err := ov.Create(root, ".same.swp", nfs.CreateGuarded, nfs.SetAttr{}, [8]byte{})
+	tmp, err := ov.Create(root, ".same.swp", vfs.CreateGuarded, vfs.SetAttr{}, [8]byte{})
 	mustDo(t, err)
-	_, err = ov.Write(tmp, []byte("same\n"), 0, nfs.FileSync)
+	_, err = ov.Write(tmp, []byte("same\n"), 0, vfs.FileSync)
 	mustDo(t, err)
 	mustDo(t, ov.Rename(root, ".same.swp", root, "same.txt"))
-	_, err = ov.Mkdir(root, ".git", nfs.SetAttr{})
+	_, err = ov.Mkdir(root, ".git", vfs.SetAttr{})
 	mustDo(t, err)
 
 	// status works while the server holds DIR.

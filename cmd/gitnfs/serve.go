@@ -26,6 +26,7 @@ import (
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/stats"
 	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 type serveFlags struct {
@@ -132,7 +133,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if f.overlay != "" && f.follow {
 		return fmt.Errorf("--overlay and --follow cannot be combined: an overlay records changes against one revision")
 	}
-	var served nfs.FS = fsys
+	var served vfs.FS = fsys
 	mergeNote := ""
 	var mergeOurs, mergeTheirs *tree.Snapshot
 	var mergeView *mergefs.FS

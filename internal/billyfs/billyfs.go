@@ -1,6 +1,6 @@
 // Package billyfs lets go-nfs serve the long tail (MOUNT, and the write
 // procedures, which a read-only export answers NFS3ERR_ROFS) over the same
-// nfs.FS and the same file handles as our own read path.
+// vfs.FS and the same file handles as our own read path.
 package billyfs
 
 import (
@@ -18,21 +18,28 @@ import (
 	gonfs "github.com/willscott/go-nfs"
 	"github.com/willscott/go-nfs/file"
 
-	"github.com/gitnfs/gitnfs/fattr"
 	"github.com/gitnfs/gitnfs/nfs"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
-// Handler is a go-nfs Handler over an nfs.FS.
+// Handler is a go-nfs Handler over an vfs.FS.
 type Handler struct {
-	fs  nfs.FS
+	fs  vfs.FS
 	bfs *FS
 	// Exports are the MOUNT paths accepted; "/" always is.
 	Exports []string
 }
 
 // NewHandler returns the go-nfs handler for fs.
-func NewHandler(f nfs.FS) *Handler {
+func NewHandler(f vfs.FS) *Handler {
 	return &Handler{fs: f, bfs: &FS{fs: f}}
+}
+
+// Serve runs go-nfs with this handler on l: the nfs.Fallback of a server.
+// go-nfs fills in a random server ID we never use; its write verifier only
+// matters for the overlay, whose writes are ours.
+func (h *Handler) Serve(l net.Listener) error {
+	return (&gonfs.Server{Handler: h, Context: context.Background()}).Serve(l)
 }
 
 // Mount accepts "/" (and "", which some clients send) only: a sub-path
@@ -78,8 +85,8 @@ func (h *Handler) InvalidateHandle(billy.Filesystem, []byte) error { return nil 
 // HandleLimit is unbounded: handles are computed, not stored.
 func (h *Handler) HandleLimit() int { return 1 << 30 }
 
-// FS is a read-only billy.Filesystem over an nfs.FS.
-type FS struct{ fs nfs.FS }
+// FS is a read-only billy.Filesystem over an vfs.FS.
+type FS struct{ fs vfs.FS }
 
 var errReadOnly = billy.ErrReadOnly
 
@@ -159,7 +166,7 @@ func (b *FS) Readlink(name string) (string, error) {
 }
 
 func toOS(err error, name string) error {
-	if errors.Is(err, nfs.ErrNoEnt) || errors.Is(err, nfs.ErrNotDir) {
+	if errors.Is(err, vfs.ErrNoEnt) || errors.Is(err, vfs.ErrNotDir) {
 		return &fs.PathError{Op: "stat", Path: name, Err: fs.ErrNotExist}
 	}
 	return err
@@ -167,19 +174,19 @@ func toOS(err error, name string) error {
 
 type info struct {
 	name string
-	a    fattr.Attr
+	a    vfs.Attr
 }
 
 func (i info) Name() string       { return i.name }
 func (i info) Size() int64        { return int64(i.a.Size) }
 func (i info) ModTime() time.Time { return i.a.Time }
-func (i info) IsDir() bool        { return i.a.Type == fattr.Dir }
+func (i info) IsDir() bool        { return i.a.Type == vfs.Dir }
 func (i info) Mode() fs.FileMode {
 	m := fs.FileMode(i.a.Mode)
 	switch i.a.Type {
-	case fattr.Dir:
+	case vfs.Dir:
 		m |= fs.ModeDir
-	case fattr.Lnk:
+	case vfs.Lnk:
 		m |= fs.ModeSymlink
 	}
 	return m
@@ -190,8 +197,8 @@ func (i info) Sys() any {
 
 // fileHandle is a read-only billy.File.
 type fileHandle struct {
-	fs   nfs.FS
-	n    nfs.Node
+	fs   vfs.FS
+	n    vfs.Node
 	name string
 	off  int64
 }

@@ -1,4 +1,4 @@
-// Package gitfs serves one tree.Snapshot as an nfs.FS: it joins the git side
+// Package gitfs serves one tree.Snapshot as an vfs.FS: it joins the git side
 // (tree) and the attribute rules (fattr) into the nodes the protocol serves.
 package gitfs
 
@@ -13,8 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitnfs/gitnfs/fattr"
-	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // FS is a read-only export of one snapshot.
@@ -25,7 +25,7 @@ type FS struct {
 	sizer sizer
 
 	// longPaths resolves the handles too short to carry their path.
-	longPaths nfs.LongPaths
+	longPaths vfs.LongPaths
 
 	// mtimes and baseTime date paths after the revision moved (follow.go);
 	// nil for a server that never switched.
@@ -64,58 +64,56 @@ func (z sizer) Subdirs(h plumbing.Hash) (int, error) {
 	return l.Subdirs, nil
 }
 
-// Fsid implements nfs.FS.
+// Fsid implements vfs.FS.
 func (f *FS) Fsid() uint64 { return f.attrs.Fsid }
 
-// Root implements nfs.FS.
-func (f *FS) Root() nfs.Node {
-	return nfs.Node{ID: fattr.RootID, Type: fattr.Dir, Tag: uint8(tree.Dir), Key: f.snap.Root}
+// Root implements vfs.FS.
+func (f *FS) Root() vfs.Node {
+	return vfs.Node{ID: vfs.RootID, Type: vfs.Dir, Private: NodePrivate(uint8(tree.Dir), f.snap.Root)}
 }
 
-func (f *FS) node(id uint64, path string, e tree.Entry) nfs.Node {
-	n := nfs.Node{ID: id, Path: path, Tag: uint8(e.Kind), Key: e.Hash}
+func (f *FS) node(id uint64, path string, e tree.Entry) vfs.Node {
+	n := vfs.Node{ID: id, Path: path, Private: NodePrivate(uint8(e.Kind), e.Hash)}
 	switch {
 	case e.Kind.IsDir():
-		n.Type = fattr.Dir
+		n.Type = vfs.Dir
 	case e.Kind == tree.Symlink:
-		n.Type = fattr.Lnk
+		n.Type = vfs.Lnk
 	default:
-		n.Type = fattr.Reg
+		n.Type = vfs.Reg
 	}
 	f.longPaths.Note(id, path)
 	return n
 }
 
-func entryOf(n nfs.Node) tree.Entry { return tree.Entry{Kind: tree.Kind(n.Tag), Hash: n.Key} }
-
 func wrap(err error, path string) error {
 	if errors.Is(err, tree.ErrNotFound) {
-		return fmt.Errorf("%s: %w", path, nfs.ErrNoEnt)
+		return fmt.Errorf("%s: %w", path, vfs.ErrNoEnt)
 	}
 	if errors.Is(err, tree.ErrNotDir) {
-		return fmt.Errorf("%s: %w", path, nfs.ErrNotDir)
+		return fmt.Errorf("%s: %w", path, vfs.ErrNotDir)
 	}
 	return err
 }
 
-// Resolve implements nfs.FS.
-func (f *FS) Resolve(path string) (nfs.Node, error) {
+// Resolve implements vfs.FS.
+func (f *FS) Resolve(path string) (vfs.Node, error) {
 	f.store.Stats().HandlesResolved.Add(1)
 	if path == "" {
 		return f.Root(), nil
 	}
 	e, err := f.store.Walk(f.snap.Root, path)
 	if err != nil {
-		return nfs.Node{}, wrap(err, path)
+		return vfs.Node{}, wrap(err, path)
 	}
-	return f.node(fattr.FileID(path), path, e), nil
+	return f.node(vfs.FileID(path), path, e), nil
 }
 
-// ResolveID implements nfs.FS.
-func (f *FS) ResolveID(id uint64) (nfs.Node, error) {
+// ResolveID implements vfs.IDResolver.
+func (f *FS) ResolveID(id uint64) (vfs.Node, error) {
 	p, err := f.longPaths.Path(id, f.walkAll)
 	if err != nil {
-		return nfs.Node{}, err
+		return vfs.Node{}, err
 	}
 	return f.Resolve(p)
 }
@@ -131,7 +129,7 @@ func (f *FS) walkAll() error {
 			return err
 		}
 		for _, e := range l.Entries {
-			p, cid := join(path, e.Name), fattr.ChildID(id, e.Name)
+			p, cid := join(path, e.Name), vfs.ChildID(id, e.Name)
 			f.longPaths.Note(cid, p)
 			if e.Kind == tree.Dir {
 				if err := walk(e.Hash, p, cid); err != nil {
@@ -141,27 +139,27 @@ func (f *FS) walkAll() error {
 		}
 		return nil
 	}
-	return walk(f.snap.Root, "", fattr.RootID)
+	return walk(f.snap.Root, "", vfs.RootID)
 }
 
-// Lookup implements nfs.FS.
-func (f *FS) Lookup(dir nfs.Node, name string) (nfs.Node, error) {
+// Lookup implements vfs.FS.
+func (f *FS) Lookup(dir vfs.Node, name string) (vfs.Node, error) {
 	path := join(dir.Path, name)
-	if dir.Type != fattr.Dir {
-		return nfs.Node{}, fmt.Errorf("%s: %w", dir.Path, nfs.ErrNotDir)
+	if dir.Type != vfs.Dir {
+		return vfs.Node{}, fmt.Errorf("%s: %w", dir.Path, vfs.ErrNotDir)
 	}
-	if tree.Kind(dir.Tag) == tree.Gitlink {
-		return nfs.Node{}, fmt.Errorf("%s: %w", path, nfs.ErrNoEnt)
+	if tree.Kind(NodeTag(dir)) == tree.Gitlink {
+		return vfs.Node{}, fmt.Errorf("%s: %w", path, vfs.ErrNoEnt)
 	}
-	l, err := f.store.Listing(dir.Key)
+	l, err := f.store.Listing(NodeKey(dir))
 	if err != nil {
-		return nfs.Node{}, err
+		return vfs.Node{}, err
 	}
 	e, ok := l.Lookup(name)
 	if !ok {
-		return nfs.Node{}, fmt.Errorf("%s: %w", path, nfs.ErrNoEnt)
+		return vfs.Node{}, fmt.Errorf("%s: %w", path, vfs.ErrNoEnt)
 	}
-	return f.node(fattr.ChildID(dir.ID, name), path, e), nil
+	return f.node(vfs.ChildID(dir.ID, name), path, e), nil
 }
 
 func join(dir, name string) string {
@@ -171,12 +169,12 @@ func join(dir, name string) string {
 	return dir + "/" + name
 }
 
-// ReadDir implements nfs.FS.
-func (f *FS) ReadDir(dir nfs.Node) (nfs.Dir, error) {
-	if tree.Kind(dir.Tag) == tree.Gitlink {
+// ReadDir implements vfs.FS.
+func (f *FS) ReadDir(dir vfs.Node) (vfs.Listing, error) {
+	if tree.Kind(NodeTag(dir)) == tree.Gitlink {
 		return &listing{f: f, dir: dir, l: &tree.Listing{}}, nil
 	}
-	l, err := f.store.Listing(dir.Key)
+	l, err := f.store.Listing(NodeKey(dir))
 	if err != nil {
 		return nil, err
 	}
@@ -185,20 +183,20 @@ func (f *FS) ReadDir(dir nfs.Node) (nfs.Dir, error) {
 
 type listing struct {
 	f   *FS
-	dir nfs.Node
+	dir vfs.Node
 	l   *tree.Listing
 }
 
 func (l *listing) Len() int          { return len(l.l.Entries) }
 func (l *listing) Name(i int) string { return l.l.Entries[i].Name }
-func (l *listing) ID(i int) uint64   { return fattr.ChildID(l.dir.ID, l.l.Entries[i].Name) }
-func (l *listing) Node(i int) nfs.Node {
+func (l *listing) ID(i int) uint64   { return vfs.ChildID(l.dir.ID, l.l.Entries[i].Name) }
+func (l *listing) Node(i int) vfs.Node {
 	e := l.l.Entries[i]
-	return l.f.node(fattr.ChildID(l.dir.ID, e.Name), join(l.dir.Path, e.Name), e)
+	return l.f.node(vfs.ChildID(l.dir.ID, e.Name), join(l.dir.Path, e.Name), e)
 }
 
-// Attr implements nfs.FS.
-func (f *FS) Attr(n nfs.Node) (fattr.Attr, error) {
+// Attr implements vfs.FS.
+func (f *FS) Attr(n vfs.Node) (vfs.Attr, error) {
 	a, err := f.attrs.Of(n.ID, entryOf(n), f.sizer)
 	if err == nil {
 		f.store.Stats().AttrsComputed.Add(1)
@@ -209,26 +207,26 @@ func (f *FS) Attr(n nfs.Node) (fattr.Attr, error) {
 	return a, err
 }
 
-// InlineAttr implements nfs.FS. A symlink is listed without attributes: the
+// InlineAttr implements vfs.InlineAttrer. A symlink is listed without attributes: the
 // rule this project keeps for entries whose attributes the client should
 // ask for itself (see DEVELOPERS.md); everything else in a git tree is sized
 // from a header or is a constant.
-func (f *FS) InlineAttr(n nfs.Node) (fattr.Attr, bool, error) {
-	if n.Type == fattr.Lnk {
-		return fattr.Attr{}, false, nil
+func (f *FS) InlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
+	if n.Type == vfs.Lnk {
+		return vfs.Attr{}, false, nil
 	}
 	a, err := f.Attr(n)
 	return a, err == nil, err
 }
 
-// ReadAt implements nfs.FS.
-func (f *FS) ReadAt(n nfs.Node, p []byte, off int64) (int, error) {
-	return f.store.ReadBlobAt(n.Key, p, off)
+// ReadAt implements vfs.FS.
+func (f *FS) ReadAt(n vfs.Node, p []byte, off int64) (int, error) {
+	return f.store.ReadBlobAt(NodeKey(n), p, off)
 }
 
-// Readlink implements nfs.FS: the target is the blob's bytes.
-func (f *FS) Readlink(n nfs.Node) (string, error) {
-	size, err := f.store.BlobSize(n.Key)
+// Readlink implements vfs.FS: the target is the blob's bytes.
+func (f *FS) Readlink(n vfs.Node) (string, error) {
+	size, err := f.store.BlobSize(NodeKey(n))
 	if err != nil {
 		return "", err
 	}
@@ -236,17 +234,18 @@ func (f *FS) Readlink(n nfs.Node) (string, error) {
 		return "", fmt.Errorf("%s: symlink target of %d bytes exceeds PATH_MAX", n.Path, size)
 	}
 	buf := make([]byte, size)
-	got, err := f.store.ReadBlobAt(n.Key, buf, 0)
+	got, err := f.store.ReadBlobAt(NodeKey(n), buf, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return "", err
 	}
 	return string(buf[:got]), nil
 }
 
-// DirVerifier implements nfs.FS: the tree's object id, which changes
+// DirVerifier implements vfs.FS: the tree's object id, which changes
 // exactly when the directory's contents do.
-func (f *FS) DirVerifier(dir nfs.Node) uint64 {
-	v := binary.BigEndian.Uint64(dir.Key[:8])
+func (f *FS) DirVerifier(dir vfs.Node) uint64 {
+	key := NodeKey(dir)
+	v := binary.BigEndian.Uint64(key[:8])
 	if v == 0 {
 		v = 1
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/merge3"
-	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // benchRepo is 2,000 files in 40 directories; each side changes 100 files
@@ -45,17 +45,17 @@ func benchRepo(b *testing.B, renames bool) string {
 
 // walkFS lists every directory and asks InlineAttr of every entry, as
 // READDIRPLUS does: the cost of a cold names-and-sizes walk.
-func walkFS(b *testing.B, f nfs.FS) int {
+func walkFS(b *testing.B, f vfs.FS) int {
 	n := 0
-	var rec func(d nfs.Node)
-	rec = func(d nfs.Node) {
+	var rec func(d vfs.Node)
+	rec = func(d vfs.Node) {
 		l, err := f.ReadDir(d)
 		if err != nil {
 			b.Fatal(err)
 		}
 		for i := 0; i < l.Len(); i++ {
 			c := l.Node(i)
-			if _, _, err := f.InlineAttr(c); err != nil {
+			if _, _, err := f.(vfs.InlineAttrer).InlineAttr(c); err != nil {
 				b.Fatal(err)
 			}
 			n++
@@ -93,7 +93,7 @@ func BenchmarkWalk(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
-					var f nfs.FS = gitfs.New(store, o, gitfs.Options{})
+					var f vfs.FS = gitfs.New(store, o, gitfs.Options{})
 					if merge {
 						f = New(store, o, th, base, Options{Style: merge3.StyleDiff3})
 					}

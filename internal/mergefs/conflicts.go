@@ -1,6 +1,10 @@
 package mergefs
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/gitnfs/gitnfs/internal/gitfs"
+)
 
 // Conflict is one conflicted path of the merge, as `git merge-tree
 // --write-tree --name-only` lists it (a file moved aside is listed under its
@@ -46,7 +50,7 @@ func (f *FS) Conflicts() ([]Conflict, error) {
 		}
 		return nil
 	}
-	if f.root.Tag == tagMergedDir {
+	if gitfs.NodeTag(f.root) == tagMergedDir {
 		d, err := f.mdirOf(f.root)
 		if err != nil {
 			return nil, err

@@ -8,17 +8,17 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/merge3"
-	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/stats"
 	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // Untouched subtrees, and subtrees only one side changed, are that side's
 // tree served as is: a full walk merges only the directories both sides
-// changed, and the nodes of the rest are plain git entries (gitfs's Tag and
-// Key), so no merge work is ever spent on them.
+// changed, and the nodes of the rest are plain git entries (gitfs's node
+// data), so no merge work is ever spent on them.
 func TestOneSidedSubtreesAreServedAsIs(t *testing.T) {
 	base := files{"top": file("top\n")}
 	for _, d := range []string{"same", "ours", "theirs", "both"} {
@@ -49,8 +49,8 @@ func TestOneSidedSubtreesAreServedAsIs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n.Tag == tagMergedDir || n.Tag == tagConflict {
-			t.Errorf("%s: tag %#x, want a plain git entry", p, n.Tag)
+		if gitfs.NodeTag(n) == tagMergedDir || gitfs.NodeTag(n) == tagConflict {
+			t.Errorf("%s: tag %#x, want a plain git entry", p, gitfs.NodeTag(n))
 		}
 	}
 	for _, ctr := range []string{"ContentMerges", "ConflictsMaterialized"} {
@@ -174,31 +174,31 @@ func TestErrors(t *testing.T) {
 		path string
 		want error
 	}{
-		{"content.txt/x", nfs.ErrNotDir},
-		{"same.txt/x", nfs.ErrNotDir},
-		{"nope", nfs.ErrNoEnt},
-		{"dir/nope", nfs.ErrNoEnt},
-		{"untouched/deep/nope", nfs.ErrNoEnt},
-		{"sub/x", nfs.ErrNoEnt},
-		{"gone", nfs.ErrNoEnt},
+		{"content.txt/x", vfs.ErrNotDir},
+		{"same.txt/x", vfs.ErrNotDir},
+		{"nope", vfs.ErrNoEnt},
+		{"dir/nope", vfs.ErrNoEnt},
+		{"untouched/deep/nope", vfs.ErrNoEnt},
+		{"sub/x", vfs.ErrNoEnt},
+		{"gone", vfs.ErrNoEnt},
 	} {
 		if _, err := f.Resolve(c.path); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.path, err, c.want)
 		}
 	}
-	ghost := nfs.Node{ID: 1, Path: "ghost", Type: fattr.Reg, Tag: tagConflict}
-	if _, err := f.Attr(ghost); !errors.Is(err, nfs.ErrStale) {
+	ghost := vfs.Node{ID: 1, Path: "ghost", Type: vfs.Reg, Private: gitfs.NodePrivate(tagConflict, [20]byte{})}
+	if _, err := f.Attr(ghost); !errors.Is(err, vfs.ErrStale) {
 		t.Errorf("unknown conflicted node: %v", err)
 	}
-	ghostDir := nfs.Node{ID: 1, Path: "ghost", Type: fattr.Dir, Tag: tagMergedDir}
-	if _, err := f.ReadDir(ghostDir); !errors.Is(err, nfs.ErrStale) {
+	ghostDir := vfs.Node{ID: 1, Path: "ghost", Type: vfs.Dir, Private: gitfs.NodePrivate(tagMergedDir, [20]byte{})}
+	if _, err := f.ReadDir(ghostDir); !errors.Is(err, vfs.ErrStale) {
 		t.Errorf("unknown merged dir: %v", err)
 	}
-	if _, err := f.ResolveID(12345); !errors.Is(err, nfs.ErrStale) {
+	if _, err := f.ResolveID(12345); !errors.Is(err, vfs.ErrStale) {
 		t.Errorf("unknown fileid: %v", err)
 	}
 	n, _ := f.Resolve("content.txt")
-	if _, err := f.ReadDir(n); !errors.Is(err, nfs.ErrNotDir) {
+	if _, err := f.ReadDir(n); !errors.Is(err, vfs.ErrNotDir) {
 		t.Errorf("readdir of a file: %v", err)
 	}
 }

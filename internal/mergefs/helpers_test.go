@@ -12,12 +12,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/merge3"
-	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/stats"
 	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 type files = map[string]testrepo.File
@@ -167,20 +167,20 @@ func blobID(b []byte) string {
 	return fmt.Sprintf("%x", h.Sum(nil))
 }
 
-// served walks the whole view through the nfs.FS interface and hashes
+// served walks the whole view through the vfs.FS interface and hashes
 // every file's bytes as git would store them.
 func served(t testing.TB, f *FS) map[string]servedFile {
 	t.Helper()
 	out := map[string]servedFile{}
-	var walk func(n nfs.Node)
-	walk = func(n nfs.Node) {
+	var walk func(n vfs.Node)
+	walk = func(n vfs.Node) {
 		d, err := f.ReadDir(n)
 		if err != nil {
 			t.Fatalf("readdir %q: %v", n.Path, err)
 		}
 		for i := 0; i < d.Len(); i++ {
 			c := d.Node(i)
-			if c.Path != join(n.Path, d.Name(i)) || c.ID != fattr.FileID(c.Path) {
+			if c.Path != join(n.Path, d.Name(i)) || c.ID != vfs.FileID(c.Path) {
 				t.Fatalf("node %q: path/id %q %x", d.Name(i), c.Path, c.ID)
 			}
 			a, err := f.Attr(c)
@@ -188,16 +188,16 @@ func served(t testing.TB, f *FS) map[string]servedFile {
 				t.Fatalf("attr %q: %v", c.Path, err)
 			}
 			switch {
-			case c.Tag == uint8(tree.Gitlink) || (c.Tag == tagConflict && c.Type == fattr.Dir):
-				id := plumbingHex(c.Key)
-				if c.Tag == tagConflict {
+			case gitfs.NodeTag(c) == uint8(tree.Gitlink) || (gitfs.NodeTag(c) == tagConflict && c.Type == vfs.Dir):
+				id := plumbingHex(gitfs.NodeKey(c))
+				if gitfs.NodeTag(c) == tagConflict {
 					cf, _ := f.cfileOf(c)
 					id = cf.result.Hash.String()
 				}
 				out[c.Path] = servedFile{"160000", id}
-			case c.Type == fattr.Dir:
+			case c.Type == vfs.Dir:
 				walk(c)
-			case c.Type == fattr.Lnk:
+			case c.Type == vfs.Lnk:
 				target, err := f.Readlink(c)
 				if err != nil {
 					t.Fatalf("readlink %q: %v", c.Path, err)
@@ -222,7 +222,7 @@ func served(t testing.TB, f *FS) map[string]servedFile {
 
 func plumbingHex(k [20]byte) string { return fmt.Sprintf("%x", k[:]) }
 
-func readAll(t testing.TB, f *FS, n nfs.Node, size int64) []byte {
+func readAll(t testing.TB, f *FS, n vfs.Node, size int64) []byte {
 	t.Helper()
 	var data []byte
 	buf := make([]byte, 4096)

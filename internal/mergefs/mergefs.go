@@ -1,4 +1,4 @@
-// Package mergefs serves the merge of two revisions as an nfs.FS, computed
+// Package mergefs serves the merge of two revisions as an vfs.FS, computed
 // lazily: a directory is merged (from its base, ours and theirs trees) when
 // it is first listed or looked up, a subtree that only one side changed is
 // that side's tree served as is, and a path that both sides changed is
@@ -27,13 +27,15 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/merge3"
-	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
-// Node tags beyond tree.Kind (1..5), which plain nodes use exactly as gitfs
-// does: Tag is the entry kind and Key its object id.
+// Node tags beyond tree.Kind (1..5), in gitfs's node data
+// (gitfs.NodePrivate), which plain nodes use exactly as gitfs does: the tag
+// is the entry kind and the key its object id.
 const (
 	tagMergedDir uint8 = 0x80 // Key: the triple's key (see triple.key)
 	tagConflict  uint8 = 0x81 // Key: the cfile's key
@@ -47,13 +49,13 @@ type FS struct {
 	style              merge3.Style
 	attrs              fattr.Context
 	sizer              storeSizer
-	root               nfs.Node
+	root               vfs.Node
 	dirs, files        sync.Map // key -> *mdir, key -> *cfile
 	nonEmptyCache      sync.Map // triple key -> bool
 	outcomes           sync.Map // cfile key -> outcome
 	cache              *matCache
 	flight             flight
-	longPaths          nfs.LongPaths // for handles too long to carry their path
+	longPaths          vfs.LongPaths // for handles too long to carry their path
 	ren                *renameState  // nil: no rename changes the result
 	renErr             error         // rename detection failed: every merged directory fails with it
 	dirRenames         dirRenameMode
@@ -144,12 +146,12 @@ func New(store *tree.Store, ours, theirs, base *tree.Snapshot, opts Options) *FS
 	b, o, th := base.Root, ours.Root, theirs.Root
 	switch {
 	case o == th || b == th:
-		f.root = f.plainNode(fattr.RootID, "", tree.Entry{Kind: tree.Dir, Hash: o})
+		f.root = f.plainNode(vfs.RootID, "", tree.Entry{Kind: tree.Dir, Hash: o})
 	case b == o:
-		f.root = f.plainNode(fattr.RootID, "", tree.Entry{Kind: tree.Dir, Hash: th})
+		f.root = f.plainNode(vfs.RootID, "", tree.Entry{Kind: tree.Dir, Hash: th})
 	default:
 		d := f.dirFor(triple{b, o, th}, "", f.ren.isDirty(""))
-		f.root = nfs.Node{ID: fattr.RootID, Type: fattr.Dir, Tag: tagMergedDir, Key: d.key}
+		f.root = vfs.Node{ID: vfs.RootID, Type: vfs.Dir, Private: gitfs.NodePrivate(tagMergedDir, d.key)}
 	}
 	return f
 }
@@ -193,39 +195,39 @@ type fixedSizer struct {
 func (z fixedSizer) BlobSize(plumbing.Hash) (int64, error) { return z.size, nil }
 func (z fixedSizer) Subdirs(plumbing.Hash) (int, error)    { return z.subs, nil }
 
-// Fsid implements nfs.FS.
+// Fsid implements vfs.FS.
 func (f *FS) Fsid() uint64 { return f.attrs.Fsid }
 
-// Root implements nfs.FS.
-func (f *FS) Root() nfs.Node { return f.root }
+// Root implements vfs.FS.
+func (f *FS) Root() vfs.Node { return f.root }
 
-func (f *FS) plainNode(id uint64, path string, e tree.Entry) nfs.Node {
-	n := nfs.Node{ID: id, Path: path, Tag: uint8(e.Kind), Key: e.Hash}
+func (f *FS) plainNode(id uint64, path string, e tree.Entry) vfs.Node {
+	n := vfs.Node{ID: id, Path: path, Private: gitfs.NodePrivate(uint8(e.Kind), e.Hash)}
 	n.Type = typeOf(e.Kind)
 	f.remember(n)
 	return n
 }
 
-func typeOf(k tree.Kind) fattr.Type {
+func typeOf(k tree.Kind) vfs.Type {
 	switch {
 	case k.IsDir():
-		return fattr.Dir
+		return vfs.Dir
 	case k == tree.Symlink:
-		return fattr.Lnk
+		return vfs.Lnk
 	}
-	return fattr.Reg
+	return vfs.Reg
 }
 
-func (f *FS) remember(n nfs.Node) { f.longPaths.Note(n.ID, n.Path) }
+func (f *FS) remember(n vfs.Node) { f.longPaths.Note(n.ID, n.Path) }
 
-func (f *FS) entryNode(id uint64, path string, e *mentry) nfs.Node {
+func (f *FS) entryNode(id uint64, path string, e *mentry) vfs.Node {
 	switch {
 	case e.dir != nil:
-		n := nfs.Node{ID: id, Path: path, Type: fattr.Dir, Tag: tagMergedDir, Key: e.dir.key}
+		n := vfs.Node{ID: id, Path: path, Type: vfs.Dir, Private: gitfs.NodePrivate(tagMergedDir, e.dir.key)}
 		f.remember(n)
 		return n
 	case e.conf != nil:
-		n := nfs.Node{ID: id, Path: path, Type: typeOf(e.conf.result.Kind), Tag: tagConflict, Key: e.conf.key}
+		n := vfs.Node{ID: id, Path: path, Type: typeOf(e.conf.result.Kind), Private: gitfs.NodePrivate(tagConflict, e.conf.key)}
 		f.remember(n)
 		return n
 	}
@@ -241,30 +243,30 @@ func join(dir, name string) string {
 
 func wrap(err error, path string) error {
 	if errors.Is(err, tree.ErrNotFound) {
-		return fmt.Errorf("%s: %w", path, nfs.ErrNoEnt)
+		return fmt.Errorf("%s: %w", path, vfs.ErrNoEnt)
 	}
 	return err
 }
 
-func (f *FS) mdirOf(n nfs.Node) (*mdir, error) {
-	v, ok := f.dirs.Load(n.Key)
+func (f *FS) mdirOf(n vfs.Node) (*mdir, error) {
+	v, ok := f.dirs.Load(gitfs.NodeKey(n))
 	if !ok {
-		return nil, fmt.Errorf("%s: merged directory unknown to this server: %w", n.Path, nfs.ErrStale)
+		return nil, fmt.Errorf("%s: merged directory unknown to this server: %w", n.Path, vfs.ErrStale)
 	}
 	return f.merged(v.(*mdir))
 }
 
-func (f *FS) cfileOf(n nfs.Node) (*cfile, error) {
-	v, ok := f.files.Load(n.Key)
+func (f *FS) cfileOf(n vfs.Node) (*cfile, error) {
+	v, ok := f.files.Load(gitfs.NodeKey(n))
 	if !ok {
-		return nil, fmt.Errorf("%s: conflicted path unknown to this server: %w", n.Path, nfs.ErrStale)
+		return nil, fmt.Errorf("%s: conflicted path unknown to this server: %w", n.Path, vfs.ErrStale)
 	}
 	return v.(*cfile), nil
 }
 
-// Resolve implements nfs.FS: a walk from the root, merging the directories
+// Resolve implements vfs.FS: a walk from the root, merging the directories
 // on the way (the walk a client's LOOKUPs would have caused).
-func (f *FS) Resolve(path string) (nfs.Node, error) {
+func (f *FS) Resolve(path string) (vfs.Node, error) {
 	f.store.Stats().HandlesResolved.Add(1)
 	n := f.root
 	for _, name := range strings.Split(path, "/") {
@@ -273,17 +275,17 @@ func (f *FS) Resolve(path string) (nfs.Node, error) {
 		}
 		var err error
 		if n, err = f.Lookup(n, name); err != nil {
-			return nfs.Node{}, err
+			return vfs.Node{}, err
 		}
 	}
 	return n, nil
 }
 
-// ResolveID implements nfs.FS.
-func (f *FS) ResolveID(id uint64) (nfs.Node, error) {
+// ResolveID implements vfs.FS.
+func (f *FS) ResolveID(id uint64) (vfs.Node, error) {
 	p, err := f.longPaths.Path(id, f.walkAll)
 	if err != nil {
-		return nfs.Node{}, err
+		return vfs.Node{}, err
 	}
 	return f.Resolve(p)
 }
@@ -292,14 +294,14 @@ func (f *FS) ResolveID(id uint64) (nfs.Node, error) {
 // every node it hands out notes its long path.
 func (f *FS) walkAll() error {
 	f.store.Stats().HandleIndexBuilds.Add(1)
-	var walk func(n nfs.Node) error
-	walk = func(n nfs.Node) error {
+	var walk func(n vfs.Node) error
+	walk = func(n vfs.Node) error {
 		d, err := f.ReadDir(n)
 		if err != nil {
 			return err
 		}
 		for i := 0; i < d.Len(); i++ {
-			if c := d.Node(i); c.Type == fattr.Dir {
+			if c := d.Node(i); c.Type == vfs.Dir {
 				if err := walk(c); err != nil {
 					return err
 				}
@@ -310,45 +312,45 @@ func (f *FS) walkAll() error {
 	return walk(f.root)
 }
 
-// Lookup implements nfs.FS.
-func (f *FS) Lookup(dir nfs.Node, name string) (nfs.Node, error) {
+// Lookup implements vfs.FS.
+func (f *FS) Lookup(dir vfs.Node, name string) (vfs.Node, error) {
 	path := join(dir.Path, name)
-	if dir.Type != fattr.Dir {
-		return nfs.Node{}, fmt.Errorf("%s: %w", dir.Path, nfs.ErrNotDir)
+	if dir.Type != vfs.Dir {
+		return vfs.Node{}, fmt.Errorf("%s: %w", dir.Path, vfs.ErrNotDir)
 	}
-	id := fattr.ChildID(dir.ID, name)
-	switch dir.Tag {
+	id := vfs.ChildID(dir.ID, name)
+	switch gitfs.NodeTag(dir) {
 	case tagMergedDir:
 		d, err := f.mdirOf(dir)
 		if err != nil {
-			return nfs.Node{}, err
+			return vfs.Node{}, err
 		}
 		i := sort.Search(len(d.ents), func(i int) bool { return d.ents[i].name >= name })
 		if i == len(d.ents) || d.ents[i].name != name {
-			return nfs.Node{}, fmt.Errorf("%s: %w", path, nfs.ErrNoEnt)
+			return vfs.Node{}, fmt.Errorf("%s: %w", path, vfs.ErrNoEnt)
 		}
 		return f.entryNode(id, path, &d.ents[i]), nil
 	case tagConflict, uint8(tree.Gitlink):
 		// A submodule (conflicted or not) is an empty directory.
-		return nfs.Node{}, fmt.Errorf("%s: %w", path, nfs.ErrNoEnt)
+		return vfs.Node{}, fmt.Errorf("%s: %w", path, vfs.ErrNoEnt)
 	}
-	l, err := f.store.Listing(dir.Key)
+	l, err := f.store.Listing(gitfs.NodeKey(dir))
 	if err != nil {
-		return nfs.Node{}, wrap(err, path)
+		return vfs.Node{}, wrap(err, path)
 	}
 	e, ok := l.Lookup(name)
 	if !ok {
-		return nfs.Node{}, fmt.Errorf("%s: %w", path, nfs.ErrNoEnt)
+		return vfs.Node{}, fmt.Errorf("%s: %w", path, vfs.ErrNoEnt)
 	}
 	return f.plainNode(id, path, e), nil
 }
 
-// ReadDir implements nfs.FS.
-func (f *FS) ReadDir(dir nfs.Node) (nfs.Dir, error) {
-	if dir.Type != fattr.Dir {
-		return nil, fmt.Errorf("%s: %w", dir.Path, nfs.ErrNotDir)
+// ReadDir implements vfs.FS.
+func (f *FS) ReadDir(dir vfs.Node) (vfs.Listing, error) {
+	if dir.Type != vfs.Dir {
+		return nil, fmt.Errorf("%s: %w", dir.Path, vfs.ErrNotDir)
 	}
-	switch dir.Tag {
+	switch gitfs.NodeTag(dir) {
 	case tagMergedDir:
 		d, err := f.mdirOf(dir)
 		if err != nil {
@@ -358,7 +360,7 @@ func (f *FS) ReadDir(dir nfs.Node) (nfs.Dir, error) {
 	case tagConflict, uint8(tree.Gitlink):
 		return &plisting{f: f, dir: dir, l: emptyListing}, nil
 	}
-	l, err := f.store.Listing(dir.Key)
+	l, err := f.store.Listing(gitfs.NodeKey(dir))
 	if err != nil {
 		return nil, err
 	}
@@ -368,39 +370,39 @@ func (f *FS) ReadDir(dir nfs.Node) (nfs.Dir, error) {
 // plisting is a plain directory: one side's tree, served as gitfs would.
 type plisting struct {
 	f   *FS
-	dir nfs.Node
+	dir vfs.Node
 	l   *tree.Listing
 }
 
 func (l *plisting) Len() int          { return len(l.l.Entries) }
 func (l *plisting) Name(i int) string { return l.l.Entries[i].Name }
-func (l *plisting) ID(i int) uint64   { return fattr.ChildID(l.dir.ID, l.l.Entries[i].Name) }
-func (l *plisting) Node(i int) nfs.Node {
+func (l *plisting) ID(i int) uint64   { return vfs.ChildID(l.dir.ID, l.l.Entries[i].Name) }
+func (l *plisting) Node(i int) vfs.Node {
 	e := l.l.Entries[i]
-	return l.f.plainNode(fattr.ChildID(l.dir.ID, e.Name), join(l.dir.Path, e.Name), e)
+	return l.f.plainNode(vfs.ChildID(l.dir.ID, e.Name), join(l.dir.Path, e.Name), e)
 }
 
 // mlisting is a merged directory.
 type mlisting struct {
 	f    *FS
-	dir  nfs.Node
+	dir  vfs.Node
 	ents []mentry
 }
 
 func (l *mlisting) Len() int          { return len(l.ents) }
 func (l *mlisting) Name(i int) string { return l.ents[i].name }
-func (l *mlisting) ID(i int) uint64   { return fattr.ChildID(l.dir.ID, l.ents[i].name) }
-func (l *mlisting) Node(i int) nfs.Node {
+func (l *mlisting) ID(i int) uint64   { return vfs.ChildID(l.dir.ID, l.ents[i].name) }
+func (l *mlisting) Node(i int) vfs.Node {
 	e := &l.ents[i]
-	return l.f.entryNode(fattr.ChildID(l.dir.ID, e.name), join(l.dir.Path, e.name), e)
+	return l.f.entryNode(vfs.ChildID(l.dir.ID, e.name), join(l.dir.Path, e.name), e)
 }
 
-// Attr implements nfs.FS. For a conflicted path it materializes the merge
+// Attr implements vfs.FS. For a conflicted path it materializes the merge
 // (once; see materialize).
-func (f *FS) Attr(n nfs.Node) (fattr.Attr, error) {
-	var a fattr.Attr
+func (f *FS) Attr(n vfs.Node) (vfs.Attr, error) {
+	var a vfs.Attr
 	var err error
-	switch n.Tag {
+	switch gitfs.NodeTag(n) {
 	case tagMergedDir:
 		var d *mdir
 		if d, err = f.mdirOf(n); err == nil {
@@ -416,7 +418,7 @@ func (f *FS) Attr(n nfs.Node) (fattr.Attr, error) {
 			a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: c.result.Kind}, fixedSizer{size: o.size})
 		}
 	default:
-		a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: tree.Kind(n.Tag), Hash: n.Key}, f.sizer)
+		a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: tree.Kind(gitfs.NodeTag(n)), Hash: gitfs.NodeKey(n)}, f.sizer)
 	}
 	if err == nil {
 		f.store.Stats().AttrsComputed.Add(1)
@@ -424,21 +426,21 @@ func (f *FS) Attr(n nfs.Node) (fattr.Attr, error) {
 	return a, err
 }
 
-// InlineAttr implements nfs.FS: a conflicted path (and, as everywhere, a
+// InlineAttr implements vfs.FS: a conflicted path (and, as everywhere, a
 // symlink) is listed without attributes and without any work; everything
 // else is sized from a header, a constant, or a tree-level merge.
-func (f *FS) InlineAttr(n nfs.Node) (fattr.Attr, bool, error) {
-	if n.Tag == tagConflict || n.Type == fattr.Lnk {
-		return fattr.Attr{}, false, nil
+func (f *FS) InlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
+	if gitfs.NodeTag(n) == tagConflict || n.Type == vfs.Lnk {
+		return vfs.Attr{}, false, nil
 	}
 	a, err := f.Attr(n)
 	return a, err == nil, err
 }
 
-// ReadAt implements nfs.FS.
-func (f *FS) ReadAt(n nfs.Node, p []byte, off int64) (int, error) {
-	if n.Tag != tagConflict {
-		return f.store.ReadBlobAt(n.Key, p, off)
+// ReadAt implements vfs.FS.
+func (f *FS) ReadAt(n vfs.Node, p []byte, off int64) (int, error) {
+	if gitfs.NodeTag(n) != tagConflict {
+		return f.store.ReadBlobAt(gitfs.NodeKey(n), p, off)
 	}
 	c, err := f.cfileOf(n)
 	if err != nil {
@@ -451,11 +453,11 @@ func (f *FS) ReadAt(n nfs.Node, p []byte, off int64) (int, error) {
 	return f.readAt(m, p, off)
 }
 
-// Readlink implements nfs.FS: the target is the blob's bytes (a conflicted
+// Readlink implements vfs.FS: the target is the blob's bytes (a conflicted
 // symlink keeps ours, as git does).
-func (f *FS) Readlink(n nfs.Node) (string, error) {
-	h := plumbing.Hash(n.Key)
-	if n.Tag == tagConflict {
+func (f *FS) Readlink(n vfs.Node) (string, error) {
+	h := plumbing.Hash(gitfs.NodeKey(n))
+	if gitfs.NodeTag(n) == tagConflict {
 		c, err := f.cfileOf(n)
 		if err != nil {
 			return "", err
@@ -481,11 +483,12 @@ func (f *FS) Readlink(n nfs.Node) (string, error) {
 	return string(buf[:got]), nil
 }
 
-// DirVerifier implements nfs.FS: a tree id, or a merged directory's key
+// DirVerifier implements vfs.FS: a tree id, or a merged directory's key
 // (a hash of its three tree ids): either changes exactly when the listing
 // does.
-func (f *FS) DirVerifier(dir nfs.Node) uint64 {
-	v := binary.BigEndian.Uint64(dir.Key[:8])
+func (f *FS) DirVerifier(dir vfs.Node) uint64 {
+	key := gitfs.NodeKey(dir)
+	v := binary.BigEndian.Uint64(key[:8])
 	if v == 0 {
 		v = 1
 	}
@@ -493,12 +496,19 @@ func (f *FS) DirVerifier(dir nfs.Node) uint64 {
 }
 
 // EntryOf is the git tree entry behind a node of this FS, when there is one:
-// a path served from one side's tree as is has gitfs's Tag and Key (so
-// gitfs.EntryOf reads it too). A merged directory or a conflicted path has
+// a path served from one side's tree as is has gitfs's node data (a
+// tree.Kind tag and an object id, see gitfs.NodePrivate). A merged directory or a conflicted path has
 // no object id until its content is written somewhere: ok is false.
-func EntryOf(n nfs.Node) (e tree.Entry, ok bool) {
-	if n.Tag == tagMergedDir || n.Tag == tagConflict {
+func EntryOf(n vfs.Node) (e tree.Entry, ok bool) {
+	if gitfs.NodeTag(n) == tagMergedDir || gitfs.NodeTag(n) == tagConflict {
 		return tree.Entry{}, false
 	}
-	return tree.Entry{Kind: tree.Kind(n.Tag), Hash: n.Key}, true
+	return tree.Entry{Kind: tree.Kind(gitfs.NodeTag(n)), Hash: gitfs.NodeKey(n)}, true
 }
+
+// TreeEntry implements gitfs.TreeEntryFS with EntryOf.
+func (f *FS) TreeEntry(n vfs.Node) (tree.Entry, bool) { return EntryOf(n) }
+
+// Conflicted implements vfs.Conflicter: a path the merge left conflicted
+// (the census counts it as such; nothing else is).
+func (f *FS) Conflicted(n vfs.Node) bool { return gitfs.NodeTag(n) == tagConflict }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitnfs/gitnfs/fattr"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/internal/nfstest"
@@ -15,10 +14,11 @@ import (
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/stats"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // serveFS serves fsys over loopback and returns a mounted client.
-func serveFS(t testing.TB, fsys nfs.FS, census *stats.Census) (*nfsclient.Client, []byte, func()) {
+func serveFS(t testing.TB, fsys vfs.FS, census *stats.Census) (*nfsclient.Client, []byte, func()) {
 	t.Helper()
 	srv := nfstest.Serve(t, fsys, nfs.Options{Census: census})
 	c, root := nfstest.Mount(t, srv.Addr)
@@ -77,16 +77,16 @@ func TestReaddirplusListsConflictsWithoutMergeWork(t *testing.T) {
 			t.Fatal(err)
 		}
 		switch {
-		case n.Tag == tagConflict:
+		case gitfs.NodeTag(n) == tagConflict:
 			if e.entry.Attr != nil {
 				t.Errorf("%s: conflicted path listed with attributes (size %d)", e.path, e.entry.Attr.Size)
 			}
 			pending[e.path] = e.entry.Handle
-			keys[e.path] = n.Key
-			if n.Type == fattr.Reg {
+			keys[e.path] = gitfs.NodeKey(n)
+			if n.Type == vfs.Reg {
 				regular++
 			}
-		case n.Type == fattr.Lnk:
+		case n.Type == vfs.Lnk:
 			if e.entry.Attr != nil {
 				t.Errorf("%s: symlink listed with attributes", e.path)
 			}
@@ -137,7 +137,7 @@ func TestReaddirplusListsConflictsWithoutMergeWork(t *testing.T) {
 		if err != nil {
 			t.Fatalf("getattr %s: %v", p, err)
 		}
-		if a.Type != uint32(fattr.Dir) && int64(a.Size) != sizes[p] {
+		if a.Type != uint32(vfs.Dir) && int64(a.Size) != sizes[p] {
 			t.Errorf("%s: GETATTR size %d, git's merge has %d bytes", p, a.Size, sizes[p])
 		}
 		seen[keys[p]] = true
@@ -147,7 +147,7 @@ func TestReaddirplusListsConflictsWithoutMergeWork(t *testing.T) {
 		if _, err := c.Getattr(pending[p]); err != nil {
 			t.Fatal(err)
 		}
-		if a.Type == uint32(fattr.Reg) {
+		if a.Type == uint32(vfs.Reg) {
 			data, err := c.ReadAll(pending[p], 1<<16)
 			if err != nil {
 				t.Fatalf("read %s: %v", p, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/tree"
 )
@@ -147,8 +148,8 @@ func mergeCommits(store *tree.Store, g *commitGraph, one, two plumbing.Hash, opt
 // writeVirtual walks the whole merge and keeps it as virtual trees: the
 // result tree of an inner merge.
 func (f *FS) writeVirtual() (plumbing.Hash, error) {
-	if f.root.Tag != tagMergedDir {
-		return plumbing.Hash(f.root.Key), nil
+	if gitfs.NodeTag(f.root) != tagMergedDir {
+		return plumbing.Hash(gitfs.NodeKey(f.root)), nil
 	}
 	d, err := f.mdirOf(f.root)
 	if err != nil {

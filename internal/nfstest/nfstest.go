@@ -1,4 +1,4 @@
-// Package nfstest serves an nfs.FS over loopback for tests, as gitnfs serve
+// Package nfstest serves an vfs.FS over loopback for tests, as gitnfs serve
 // does (go-nfs behind it for MOUNT), and mounts it with the Go client.
 package nfstest
 
@@ -10,6 +10,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/nfs"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // Server is a server running on a loopback port.
@@ -24,7 +25,7 @@ type Server struct {
 // Serve starts a server for fsys on 127.0.0.1 (opts.Fallback defaults to
 // the go-nfs handler gitnfs serve uses). It stops when the test ends, or
 // earlier with Stop.
-func Serve(t testing.TB, fsys nfs.FS, opts nfs.Options) *Server {
+func Serve(t testing.TB, fsys vfs.FS, opts nfs.Options) *Server {
 	t.Helper()
 	if opts.Fallback == nil {
 		opts.Fallback = billyfs.NewHandler(fsys)

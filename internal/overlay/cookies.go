@@ -5,10 +5,10 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/gitnfs/gitnfs/nfs"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
-// READDIR cookies of the overlay name entries (nfs.SeekDir): a cookie is a
+// READDIR cookies of the overlay name entries (vfs.SeekListing): a cookie is a
 // hash of the entry's name, and resuming looks for the first name after it
 // in the (name-ordered) listing. Removing what a client has listed, as
 // rm -rf does page by page with verifier 0, then neither skips nor repeats
@@ -52,7 +52,7 @@ func (t *cookieTable) name(c uint64) (string, bool) {
 
 // seekDir gives an overlay listing (entries in name order) name cookies.
 type seekDir struct {
-	nfs.Dir
+	vfs.Listing
 	cookies *cookieTable
 }
 

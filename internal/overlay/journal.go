@@ -11,7 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // The metadata store is an append-only journal: one record per operation,
@@ -57,25 +57,24 @@ type link struct {
 // recorded too (the table is a tree rooted at the root).
 type inode struct {
 	id      uint64
-	typ     fattr.Type
-	tracked bool   // from the base tree: id is fattr.FileID(born)
+	typ     vfs.Type
+	tracked bool   // from the base tree: id is vfs.FileID(born)
 	born    string // tracked: its path in the base tree
 	// base: the content is the base's (a tracked file not copied up, a
-	// tracked directory layered over its tree). baseTag/baseKey are the base
-	// node's, kept after a copy-up for status.
-	base    bool
-	baseTag uint8
-	baseKey [20]byte
-	upper   bool   // regular file whose bytes are data/<id>
-	target  string // symlink made here
-	mode    uint32
-	uid     uint32
-	gid     uint32
-	atime   int64 // Unix ns; for an upper file the data file's times win
-	mtime   int64
-	ctime   int64
-	excl    bool // made by an EXCLUSIVE CREATE with verf
-	verf    [8]byte
+	// tracked directory layered over its tree). basePriv is the base
+	// node's Private, kept after a copy-up for status.
+	base     bool
+	basePriv vfs.Private
+	upper    bool   // regular file whose bytes are data/<id>
+	target   string // symlink made here
+	mode     uint32
+	uid      uint32
+	gid      uint32
+	atime    int64 // Unix ns; for an upper file the data file's times win
+	mtime    int64
+	ctime    int64
+	excl     bool // made by an EXCLUSIVE CREATE with verf
+	verf     [8]byte
 
 	links []link              // names, first is the path reported
 	add   map[string]uint64   // dir: entries made or recorded here (shadow the base's)
@@ -115,8 +114,8 @@ func (o *op) append(b []byte) []byte {
 		if n.excl {
 			fl |= flagExcl
 		}
-		b = append(b, byte(n.typ), fl, n.baseTag)
-		b = append(b, n.baseKey[:]...)
+		b = append(b, byte(n.typ), fl)
+		b = append(b, n.basePriv[:]...)
 		b = appendString(b, n.born)
 		b = appendString(b, n.target)
 		b = binary.AppendUvarint(b, uint64(n.mode))
@@ -217,11 +216,10 @@ func (r *reader) op() op {
 	switch o.kind {
 	case opPut:
 		n := &inode{id: r.u64()}
-		n.typ = fattr.Type(r.byte())
+		n.typ = vfs.Type(r.byte())
 		fl := r.byte()
 		n.tracked, n.base, n.upper, n.excl = fl&flagTracked != 0, fl&flagBase != 0, fl&flagUpper != 0, fl&flagExcl != 0
-		n.baseTag = r.byte()
-		r.fixed(n.baseKey[:])
+		r.fixed(n.basePriv[:])
 		n.born = r.string()
 		n.target = r.string()
 		n.mode = uint32(r.uvarint())
@@ -251,7 +249,7 @@ type table struct {
 }
 
 func newDirMaps(n *inode) {
-	if n.typ == fattr.Dir && n.add == nil {
+	if n.typ == vfs.Dir && n.add == nil {
 		n.add = map[string]uint64{}
 		n.del = map[string]struct{}{}
 	}
@@ -273,14 +271,14 @@ func (t *table) apply(at int64, o op) error {
 			if cur.typ != n.typ {
 				return fmt.Errorf("overlay journal: inode %016x changes type", o.id)
 			}
-			cur.tracked, cur.born, cur.base, cur.baseTag, cur.baseKey = n.tracked, n.born, n.base, n.baseTag, n.baseKey
+			cur.tracked, cur.born, cur.base, cur.basePriv = n.tracked, n.born, n.base, n.basePriv
 			cur.upper, cur.target, cur.mode, cur.uid, cur.gid = n.upper, n.target, n.mode, n.uid, n.gid
 			cur.atime, cur.mtime, cur.ctime, cur.excl, cur.verf = n.atime, n.mtime, n.ctime, n.excl, n.verf
 		}
 		return nil
 	case opLink, opLinkRaw:
 		d, c := t.inodes[o.dir], t.inodes[o.id]
-		if d == nil || c == nil || d.typ != fattr.Dir {
+		if d == nil || c == nil || d.typ != vfs.Dir {
 			return fmt.Errorf("overlay journal: link %q of %016x into %016x: no such inode", o.name, o.id, o.dir)
 		}
 		if old, ok := d.add[o.name]; ok && old != o.id {
@@ -296,7 +294,7 @@ func (t *table) apply(at int64, o op) error {
 		return nil
 	case opUnlink:
 		d := t.inodes[o.dir]
-		if d == nil || d.typ != fattr.Dir {
+		if d == nil || d.typ != vfs.Dir {
 			return fmt.Errorf("overlay journal: unlink %q from %016x: no such directory", o.name, o.dir)
 		}
 		if id, ok := d.add[o.name]; ok && id == o.id {
@@ -319,7 +317,7 @@ func (t *table) apply(at int64, o op) error {
 		return nil
 	case opWhite:
 		d := t.inodes[o.dir]
-		if d == nil || d.typ != fattr.Dir {
+		if d == nil || d.typ != vfs.Dir {
 			return fmt.Errorf("overlay journal: whiteout %q in %016x: no such directory", o.name, o.dir)
 		}
 		d.del[o.name] = struct{}{}

@@ -1,5 +1,5 @@
 // Package overlay makes an export writable: a copy-on-write layer, kept in
-// a directory DIR, over a read-only base nfs.FS (the git snapshot).
+// a directory DIR, over a read-only base vfs.FS (the git snapshot).
 //
 // The merged view is the base with the overlay on top. Nothing is ever
 // written to the base; everything lands in DIR:
@@ -42,10 +42,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gitnfs/gitnfs/vfs"
 	"golang.org/x/sys/unix"
-
-	"github.com/gitnfs/gitnfs/fattr"
-	"github.com/gitnfs/gitnfs/nfs"
 )
 
 // Options say what the base is and how to open DIR.
@@ -121,18 +119,23 @@ var ErrLocked = errors.New("overlay directory is in use")
 // another repository or revision.
 var ErrMismatch = errors.New("overlay directory was made against another revision")
 
-// FS is the merged view: an nfs.FS and an nfs.WritableFS.
+// FS is the merged view: a vfs.FS and a vfs.Writable.
 type FS struct {
-	base   nfs.FS
-	dir    string
-	dirfd  int
-	lock   *os.File
-	ident  Identity
-	opts   Options
-	log    *slog.Logger
-	fsid   uint64
-	rootID uint64
-	verf   [8]byte
+	base vfs.FS
+	// The base's optional abilities, found once in Open (nil: it lacks
+	// one).
+	baseInline    vfs.InlineAttrer
+	baseIDs       vfs.IDResolver
+	baseConflicts vfs.Conflicter
+	dir           string
+	dirfd         int
+	lock          *os.File
+	ident         Identity
+	opts          Options
+	log           *slog.Logger
+	fsid          uint64
+	rootID        uint64
+	verf          [8]byte
 
 	// mu guards the table. Reads share it; a change holds it while it
 	// applies its ops and appends its record, then waits for the fsync
@@ -150,8 +153,8 @@ type FS struct {
 	cookies cookieTable // READDIR cookies (cookies.go)
 }
 
-var _ nfs.WritableFS = (*FS)(nil)
-var _ nfs.StatFS = (*FS)(nil)
+var _ vfs.Writable = (*FS)(nil)
+var _ vfs.StatFSer = (*FS)(nil)
 
 // ReadIdentity reads what DIR was made against.
 func ReadIdentity(dir string) (Identity, error) {
@@ -173,7 +176,7 @@ func ReadIdentity(dir string) (Identity, error) {
 }
 
 // Open opens (creating it if missing) the overlay in dir over base.
-func Open(dir string, base nfs.FS, opts Options) (*FS, error) {
+func Open(dir string, base vfs.FS, opts Options) (*FS, error) {
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -192,6 +195,9 @@ func Open(dir string, base nfs.FS, opts Options) (*FS, error) {
 		return nil, fmt.Errorf("overlay %s: %w", abs, err)
 	}
 	f := &FS{base: base, dir: abs, dirfd: dirfd, opts: opts, log: log, fsid: base.Fsid(), rootID: base.Root().ID}
+	f.baseInline, _ = base.(vfs.InlineAttrer)
+	f.baseIDs, _ = base.(vfs.IDResolver)
+	f.baseConflicts, _ = base.(vfs.Conflicter)
 	f.t.inodes = map[uint64]*inode{}
 	if _, err := rand.Read(f.verf[:]); err != nil {
 		unix.Close(dirfd)
@@ -225,14 +231,14 @@ func (f *FS) open() error {
 	if err != nil {
 		return fmt.Errorf("overlay: base root: %w", err)
 	}
-	root := &inode{id: broot.ID, typ: fattr.Dir, tracked: true, base: true, baseTag: broot.Tag, baseKey: broot.Key,
+	root := &inode{id: broot.ID, typ: vfs.Dir, tracked: true, base: true, basePriv: broot.Private,
 		mode: ra.Mode, uid: ra.UID, gid: ra.GID, atime: ra.Time.UnixNano(), mtime: ra.Time.UnixNano(), ctime: ra.Time.UnixNano()}
 	newDirMaps(root)
 	f.t.inodes[root.id] = root
 	if err := f.openJournal(); err != nil {
 		return err
 	}
-	root.base, root.baseTag, root.baseKey, root.born, root.tracked = true, broot.Tag, broot.Key, "", true
+	root.base, root.basePriv, root.born, root.tracked = true, broot.Private, "", true
 	if f.opts.ReadOnly {
 		return nil
 	}
@@ -457,20 +463,23 @@ func (f *FS) Close() error {
 // Identity is what DIR was made against (or forced to).
 func (f *FS) Identity() Identity { return f.ident }
 
+// Base is the filesystem the overlay is layered over.
+func (f *FS) Base() vfs.FS { return f.base }
+
 // Dir is the overlay directory.
 func (f *FS) Dir() string { return f.dir }
 
-// WriteVerifier implements nfs.WritableFS: random per Open, so a restarted
+// WriteVerifier implements vfs.Writable: random per Open, so a restarted
 // server has another.
 func (f *FS) WriteVerifier() [8]byte { return f.verf }
 
-// StatFS implements nfs.StatFS: the room left where DIR lives.
-func (f *FS) StatFS() (nfs.FSStat, error) {
+// StatFS implements vfs.StatFSer: the room left where DIR lives.
+func (f *FS) StatFS() (vfs.FSStat, error) {
 	var st unix.Statfs_t
 	if err := unix.Fstatfs(f.dirfd, &st); err != nil {
-		return nfs.FSStat{}, err
+		return vfs.FSStat{}, err
 	}
 	bs := uint64(st.Bsize)
-	return nfs.FSStat{Bytes: uint64(st.Blocks) * bs, FreeBytes: uint64(st.Bfree) * bs, AvailBytes: uint64(st.Bavail) * bs,
+	return vfs.FSStat{Bytes: uint64(st.Blocks) * bs, FreeBytes: uint64(st.Bfree) * bs, AvailBytes: uint64(st.Bavail) * bs,
 		Files: uint64(st.Files), FreeFiles: uint64(st.Ffree), AvailFiles: uint64(st.Ffree)}, nil
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitnfs/gitnfs/fattr"
 	nc "github.com/gitnfs/gitnfs/internal/nfsclient"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 var noVerf [8]byte
@@ -105,7 +105,7 @@ func TestPosixSemantics(t *testing.T) {
 	if got := readAll(t, c, readme); string(got) != "# hello\nmore\n" {
 		t.Fatalf("tracked file after append %q", got)
 	}
-	if fh := at(t, c, root, "README.md"); !bytes.Equal(fh, readme) || getattr(t, c, fh).Fileid != fattr.FileID("README.md") {
+	if fh := at(t, c, root, "README.md"); !bytes.Equal(fh, readme) || getattr(t, c, fh).Fileid != vfs.FileID("README.md") {
 		t.Fatalf("tracked file changed handle or fileid when copied up")
 	}
 	// Writing in the middle of a big tracked file keeps the rest.
@@ -159,7 +159,7 @@ func TestPosixSemantics(t *testing.T) {
 	if _, _, err := c.Link(main, docs, "main-link.go"); err != nil {
 		t.Fatal(err)
 	}
-	if a = getattr(t, c, at(t, c, root, "src/main.go")); a.Nlink != 2 || a.Fileid != fattr.FileID("src/main.go") {
+	if a = getattr(t, c, at(t, c, root, "src/main.go")); a.Nlink != 2 || a.Fileid != vfs.FileID("src/main.go") {
 		t.Fatalf("tracked file after link: %+v", a)
 	}
 	if _, err := c.Remove(docs, "main-link.go"); err != nil {
@@ -187,7 +187,7 @@ func TestPosixSemantics(t *testing.T) {
 		t.Fatal(err)
 	}
 	two := at(t, c, docs, "two.txt")
-	if !bytes.Equal(two, one) || string(readAll(t, c, two)) != "one\n" || getattr(t, c, two).Fileid != fattr.FileID("docs/one.txt") {
+	if !bytes.Equal(two, one) || string(readAll(t, c, two)) != "one\n" || getattr(t, c, two).Fileid != vfs.FileID("docs/one.txt") {
 		t.Fatalf("rename over an existing file: wrong file at the target")
 	}
 	if _, _, err := c.Lookup(docs, "one.txt"); status(err) != nc.ErrNoEnt {
@@ -210,7 +210,7 @@ func TestPosixSemantics(t *testing.T) {
 		fh := at(t, c, root, p)
 		a := getattr(t, c, fh)
 		orig := "src" + p[3:]
-		if a.Fileid != fattr.FileID(orig) {
+		if a.Fileid != vfs.FileID(orig) {
 			t.Errorf("%s: fileid %#x, want that of %s", p, a.Fileid, orig)
 		}
 	}

@@ -6,8 +6,7 @@ import (
 	"io"
 	"sort"
 
-	"github.com/gitnfs/gitnfs/fattr"
-	"github.com/gitnfs/gitnfs/nfs"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // Origin says where a node of the merged view comes from: what gitnfs
@@ -27,18 +26,18 @@ type Origin struct {
 	// then that content's base node (for a tracked file, always its
 	// original base node).
 	Pristine bool
-	Base     nfs.Node
+	Base     vfs.Node
 	// Mode is the current permission bits.
 	Mode uint32
 }
 
 // Origin describes n.
-func (f *FS) Origin(n nfs.Node) (Origin, error) {
+func (f *FS) Origin(n vfs.Node) (Origin, error) {
 	f.mu.RLock()
 	ino := f.t.inodes[n.ID]
 	if ino == nil {
 		f.mu.RUnlock()
-		if n.Handle == nfs.HandleByID {
+		if n.Handle == vfs.HandleByID {
 			return Origin{}, stale(n.Path)
 		}
 		b := baseOf(n)
@@ -52,7 +51,7 @@ func (f *FS) Origin(n nfs.Node) (Origin, error) {
 	o := Origin{Tracked: ino.tracked, Recorded: true, Mode: ino.mode}
 	if ino.tracked {
 		o.Path, o.Base = ino.born, baseNodeOf(ino)
-		o.Pristine = ino.base && (ino.typ != fattr.Dir || (len(ino.add) == 0 && len(ino.del) == 0))
+		o.Pristine = ino.base && (ino.typ != vfs.Dir || (len(ino.add) == 0 && len(ino.del) == 0))
 	}
 	return o, nil
 }
@@ -92,7 +91,7 @@ type statusWalk struct {
 	out    []Change
 }
 
-func (s *statusWalk) walk(n nfs.Node, depth int) error {
+func (s *statusWalk) walk(n vfs.Node, depth int) error {
 	if depth > 1<<12 {
 		return errors.New("status: tree too deep")
 	}
@@ -103,7 +102,7 @@ func (s *statusWalk) walk(n nfs.Node, depth int) error {
 	if !o.Recorded && o.Path == n.Path {
 		return nil // the base's, in place, all of it
 	}
-	if n.Type == fattr.Dir {
+	if n.Type == vfs.Dir {
 		d, err := s.f.ReadDir(n)
 		if err != nil {
 			return err
@@ -131,7 +130,7 @@ func (s *statusWalk) walk(n nfs.Node, depth int) error {
 		return nil
 	}
 	bn, err := s.f.base.Resolve(n.Path)
-	if err != nil || bn.Type == fattr.Dir {
+	if err != nil || bn.Type == vfs.Dir {
 		s.out = append(s.out, Change{Kind: 'A', Path: n.Path})
 		return nil
 	}
@@ -147,7 +146,7 @@ func (s *statusWalk) walk(n nfs.Node, depth int) error {
 
 // differs compares a file of the view with a base file: type, x bit (all
 // git keeps of a mode) and bytes.
-func (s *statusWalk) differs(n, bn nfs.Node, o Origin) (bool, error) {
+func (s *statusWalk) differs(n, bn vfs.Node, o Origin) (bool, error) {
 	if n.Type != bn.Type {
 		return true, nil
 	}
@@ -155,7 +154,7 @@ func (s *statusWalk) differs(n, bn nfs.Node, o Origin) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if n.Type == fattr.Lnk {
+	if n.Type == vfs.Lnk {
 		t1, err := s.f.Readlink(n)
 		if err != nil {
 			return false, err
@@ -202,10 +201,10 @@ func (s *statusWalk) differs(n, bn nfs.Node, o Origin) (bool, error) {
 // seen elsewhere.
 func (s *statusWalk) deleted() error {
 	f := s.f
-	var hidden []nfs.Node
+	var hidden []vfs.Node
 	f.mu.RLock()
 	for _, d := range f.t.inodes {
-		if d.typ != fattr.Dir || !d.base || (len(d.add) == 0 && len(d.del) == 0) {
+		if d.typ != vfs.Dir || !d.base || (len(d.add) == 0 && len(d.del) == 0) {
 			continue
 		}
 		bd, err := f.base.ReadDir(baseNodeOf(d))
@@ -224,12 +223,12 @@ func (s *statusWalk) deleted() error {
 		}
 	}
 	f.mu.RUnlock()
-	var visit func(bn nfs.Node, depth int) error
-	visit = func(bn nfs.Node, depth int) error {
+	var visit func(bn vfs.Node, depth int) error
+	visit = func(bn vfs.Node, depth int) error {
 		if depth > 1<<12 {
 			return errors.New("status: tree too deep")
 		}
-		if bn.Type != fattr.Dir {
+		if bn.Type != vfs.Dir {
 			if !s.seen[bn.Path] && !s.leafAt[bn.Path] {
 				s.out = append(s.out, Change{Kind: 'D', Path: bn.Path})
 			}

@@ -8,57 +8,57 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gitnfs/gitnfs/fattr"
-	"github.com/gitnfs/gitnfs/nfs"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // Nodes of the merged view. An untouched tracked node is the base's node
 // with its Path moved to where it is now (when an ancestor was renamed) and
-// Handle holding its base path; its Tag and Key are the base's, passed back
-// to the base. A recorded node is found by its ID in the table: its Tag and
-// Key (the base's, while its content is the base's) are informative only.
+// its handle naming its base path (vfs.HandleByOrigin); its Private is the
+// base's, passed back to the base. A recorded node is found by its ID in the
+// table: its Private (the base's, while its content is the base's) is
+// informative only.
 
 // bornOf is the base path of a tracked node (what its handle names).
-func bornOf(n nfs.Node) string {
-	if n.Handle == "" || n.Handle == nfs.HandleByID {
-		return n.Path
+func bornOf(n vfs.Node) string {
+	if n.Handle == vfs.HandleByOrigin {
+		return n.Origin
 	}
-	return n.Handle
+	return n.Path
 }
 
 // baseOf is the base's own node for an untouched tracked node.
-func baseOf(n nfs.Node) nfs.Node {
+func baseOf(n vfs.Node) vfs.Node {
 	b := n
 	b.Path = bornOf(n)
-	b.Handle = ""
+	b.Handle, b.Origin = vfs.HandleByPath, ""
 	return b
 }
 
 // baseChild moves a base node (whose Path is its base path) to path.
-func baseChild(bn nfs.Node, path string) nfs.Node {
+func baseChild(bn vfs.Node, path string) vfs.Node {
 	if bn.Path != path {
-		bn.Handle = bn.Path
+		bn.Handle, bn.Origin = vfs.HandleByOrigin, bn.Path
 		bn.Path = path
 	}
 	return bn
 }
 
 // baseNodeOf is the base node of a recorded tracked inode.
-func baseNodeOf(n *inode) nfs.Node {
-	return nfs.Node{ID: n.id, Path: n.born, Type: n.typ, Tag: n.baseTag, Key: n.baseKey}
+func baseNodeOf(n *inode) vfs.Node {
+	return vfs.Node{ID: n.id, Path: n.born, Type: n.typ, Private: n.basePriv}
 }
 
 // nodeOf is the node of a recorded inode at path.
-func (f *FS) nodeOf(n *inode, path string) nfs.Node {
-	nd := nfs.Node{ID: n.id, Path: path, Type: n.typ}
+func (f *FS) nodeOf(n *inode, path string) vfs.Node {
+	nd := vfs.Node{ID: n.id, Path: path, Type: n.typ}
 	switch {
 	case !n.tracked:
-		nd.Handle = nfs.HandleByID
+		nd.Handle = vfs.HandleByID
 	case n.born != path:
-		nd.Handle = n.born
+		nd.Handle, nd.Origin = vfs.HandleByOrigin, n.born
 	}
 	if n.base {
-		nd.Tag, nd.Key = n.baseTag, n.baseKey
+		nd.Private = n.basePriv
 	}
 	return nd
 }
@@ -97,23 +97,23 @@ func (f *FS) pathOf(n *inode) (string, bool) {
 	return strings.Join(parts, "/"), true
 }
 
-func noEnt(path string) error  { return fmt.Errorf("%s: %w", path, nfs.ErrNoEnt) }
-func stale(path string) error  { return fmt.Errorf("%s: %w", path, nfs.ErrStale) }
-func notDir(path string) error { return fmt.Errorf("%s: %w", path, nfs.ErrNotDir) }
+func noEnt(path string) error  { return fmt.Errorf("%s: %w", path, vfs.ErrNoEnt) }
+func stale(path string) error  { return fmt.Errorf("%s: %w", path, vfs.ErrStale) }
+func notDir(path string) error { return fmt.Errorf("%s: %w", path, vfs.ErrNotDir) }
 
-// Fsid implements nfs.FS: the base's, so that tracked files have the same
+// Fsid implements vfs.FS: the base's, so that tracked files have the same
 // handles with and without the overlay.
 func (f *FS) Fsid() uint64 { return f.fsid }
 
-// Root implements nfs.FS.
-func (f *FS) Root() nfs.Node {
+// Root implements vfs.FS.
+func (f *FS) Root() vfs.Node {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	return f.nodeOf(f.t.inodes[f.rootID], "")
 }
 
-// Resolve implements nfs.FS: a path of the merged view.
-func (f *FS) Resolve(path string) (nfs.Node, error) {
+// Resolve implements vfs.FS: a path of the merged view.
+func (f *FS) Resolve(path string) (vfs.Node, error) {
 	n := f.Root()
 	if path == "" {
 		return n, nil
@@ -124,32 +124,32 @@ func (f *FS) Resolve(path string) (nfs.Node, error) {
 		}
 		var err error
 		if n, err = f.Lookup(n, name); err != nil {
-			return nfs.Node{}, err
+			return vfs.Node{}, err
 		}
 	}
 	return n, nil
 }
 
-// ResolveOrigin implements nfs.WritableFS: the tracked file that had this
+// ResolveOrigin implements vfs.Writable: the tracked file that had this
 // base path, wherever it is now.
-func (f *FS) ResolveOrigin(born string) (nfs.Node, error) {
+func (f *FS) ResolveOrigin(born string) (vfs.Node, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	return f.originLocked(born, 0)
 }
 
-func (f *FS) originLocked(born string, depth int) (nfs.Node, error) {
+func (f *FS) originLocked(born string, depth int) (vfs.Node, error) {
 	if born == "" {
 		return f.nodeOf(f.t.inodes[f.rootID], ""), nil
 	}
 	if depth > 1<<12 {
-		return nfs.Node{}, stale(born)
+		return vfs.Node{}, stale(born)
 	}
-	id := fattr.FileID(born)
+	id := vfs.FileID(born)
 	if n := f.t.inodes[id]; n != nil && n.tracked && n.born == born {
 		p, ok := f.pathOf(n)
 		if !ok {
-			return nfs.Node{}, stale(born)
+			return vfs.Node{}, stale(born)
 		}
 		return f.nodeOf(n, p), nil
 	}
@@ -158,90 +158,93 @@ func (f *FS) originLocked(born string, depth int) (nfs.Node, error) {
 	pborn, name := split(born)
 	parent, err := f.originLocked(pborn, depth+1)
 	if err != nil {
-		return nfs.Node{}, err
+		return vfs.Node{}, err
 	}
-	if parent.Type != fattr.Dir {
-		return nfs.Node{}, stale(born)
+	if parent.Type != vfs.Dir {
+		return vfs.Node{}, stale(born)
 	}
-	var bn nfs.Node
+	var bn vfs.Node
 	if d := f.t.inodes[parent.ID]; d != nil {
 		_, taken := d.add[name]
 		_, hidden := d.del[name]
 		if taken || hidden || !d.base {
-			return nfs.Node{}, stale(born)
+			return vfs.Node{}, stale(born)
 		}
 		bn, err = f.base.Lookup(baseNodeOf(d), name)
 	} else {
 		bn, err = f.base.Lookup(baseOf(parent), name)
 	}
 	if err != nil {
-		return nfs.Node{}, stale(born)
+		return vfs.Node{}, stale(born)
 	}
 	return baseChild(bn, join(parent.Path, name)), nil
 }
 
-// ResolveID implements nfs.FS: the table first, then the base (a long base
+// ResolveID implements vfs.IDResolver: the table first, then the base (a long base
 // path's fileid), followed to where that file is now.
-func (f *FS) ResolveID(id uint64) (nfs.Node, error) {
+func (f *FS) ResolveID(id uint64) (vfs.Node, error) {
 	f.mu.RLock()
 	if n := f.t.inodes[id]; n != nil {
 		defer f.mu.RUnlock()
 		p, ok := f.pathOf(n)
 		if !ok {
-			return nfs.Node{}, stale(fmt.Sprintf("fileid %#x", id))
+			return vfs.Node{}, stale(fmt.Sprintf("fileid %#x", id))
 		}
 		return f.nodeOf(n, p), nil
 	}
 	f.mu.RUnlock()
-	bn, err := f.base.ResolveID(id)
+	if f.baseIDs == nil {
+		return vfs.Node{}, stale(fmt.Sprintf("fileid %#x", id))
+	}
+	bn, err := f.baseIDs.ResolveID(id)
 	if err != nil {
-		return nfs.Node{}, err
+		return vfs.Node{}, err
 	}
 	return f.ResolveOrigin(bn.Path)
 }
 
 // childLocked finds name in the recorded directory d at path dpath. c is
 // its inode when it is recorded.
-func (f *FS) childLocked(d *inode, dpath, name string) (n nfs.Node, c *inode, err error) {
+func (f *FS) childLocked(d *inode, dpath, name string) (n vfs.Node, c *inode, err error) {
 	if id, ok := d.add[name]; ok {
 		c = f.t.inodes[id]
 		if c == nil {
-			return nfs.Node{}, nil, fmt.Errorf("overlay: %s: entry of a missing inode %016x", join(dpath, name), id)
+			return vfs.Node{}, nil, fmt.Errorf("overlay: %s: entry of a missing inode %016x", join(dpath, name), id)
 		}
 		return f.nodeOf(c, join(dpath, name)), c, nil
 	}
 	if _, ok := d.del[name]; ok || !d.base {
-		return nfs.Node{}, nil, noEnt(join(dpath, name))
+		return vfs.Node{}, nil, noEnt(join(dpath, name))
 	}
 	bn, err := f.base.Lookup(baseNodeOf(d), name)
 	if err != nil {
-		return nfs.Node{}, nil, err
+		return vfs.Node{}, nil, err
 	}
 	return baseChild(bn, join(dpath, name)), nil, nil
 }
 
-// Lookup implements nfs.FS.
-func (f *FS) Lookup(dir nfs.Node, name string) (nfs.Node, error) {
-	if dir.Type != fattr.Dir {
-		return nfs.Node{}, notDir(dir.Path)
+// Lookup implements vfs.FS.
+func (f *FS) Lookup(dir vfs.Node, name string) (vfs.Node, error) {
+	if dir.Type != vfs.Dir {
+		return vfs.Node{}, notDir(dir.Path)
 	}
 	f.mu.RLock()
 	d := f.t.inodes[dir.ID]
 	if d != nil {
 		defer f.mu.RUnlock()
-		if d.typ != fattr.Dir {
-			return nfs.Node{}, notDir(dir.Path)
+		if d.typ != vfs.Dir {
+			return vfs.Node{}, notDir(dir.Path)
 		}
 		n, _, err := f.childLocked(d, dir.Path, name)
 		return n, err
 	}
 	f.mu.RUnlock()
-	if dir.Handle == nfs.HandleByID {
-		return nfs.Node{}, stale(dir.Path)
+	if dir.Handle == vfs.HandleByID {
+		return vfs.Node{}, stale(dir.Path)
 	}
 	bn, err := f.base.Lookup(baseOf(dir), name)
 	if err != nil {
-		return nfs.Node{}, err
+		return vfs.Node{}, err
 	}
 	return baseChild(bn, join(dir.Path, name)), nil
 }
@@ -251,7 +254,7 @@ func (f *FS) Lookup(dir nfs.Node, name string) (nfs.Node, error) {
 // on demand and dropped by any change of the directory.
 type merged struct {
 	ents    []ment
-	base    nfs.Dir
+	base    vfs.Listing
 	verf    uint64
 	subdirs int
 }
@@ -260,7 +263,7 @@ type ment struct {
 	name string
 	id   uint64
 	bi   int      // index in base, or -1 for a recorded entry
-	node nfs.Node // recorded entry: its node, Path and Handle unset
+	node vfs.Node // recorded entry: its node, Path and Handle unset
 	born string   // recorded tracked entry: its base path
 	dir  bool
 }
@@ -283,7 +286,7 @@ func (f *FS) mergedLocked(d *inode) (*merged, error) {
 			_, shadowed := d.add[name]
 			_, deleted := d.del[name]
 			if shadowed || deleted {
-				if bn, err := f.base.Lookup(baseNodeOf(d), name); err == nil && bn.Type == fattr.Dir {
+				if bn, err := f.base.Lookup(baseNodeOf(d), name); err == nil && bn.Type == vfs.Dir {
 					hidden++
 				}
 				continue
@@ -299,10 +302,10 @@ func (f *FS) mergedLocked(d *inode) (*merged, error) {
 		if c == nil {
 			return nil, fmt.Errorf("overlay: entry %q of a missing inode %016x", name, id)
 		}
-		e := ment{name: name, id: id, bi: -1, node: f.nodeOf(c, ""), dir: c.typ == fattr.Dir}
-		e.node.Handle = ""
+		e := ment{name: name, id: id, bi: -1, node: f.nodeOf(c, ""), dir: c.typ == vfs.Dir}
+		e.node.Handle, e.node.Origin = vfs.HandleByPath, ""
 		if !c.tracked {
-			e.node.Handle = nfs.HandleByID
+			e.node.Handle = vfs.HandleByID
 		} else {
 			e.born = c.born
 		}
@@ -330,7 +333,7 @@ func (f *FS) mergedLocked(d *inode) (*merged, error) {
 	return m, nil
 }
 
-// mergedDir is an nfs.Dir over a merged listing.
+// mergedDir is an vfs.Listing over a merged listing.
 type mergedDir struct {
 	m    *merged
 	path string
@@ -339,7 +342,7 @@ type mergedDir struct {
 func (d *mergedDir) Len() int          { return len(d.m.ents) }
 func (d *mergedDir) Name(i int) string { return d.m.ents[i].name }
 func (d *mergedDir) ID(i int) uint64   { return d.m.ents[i].id }
-func (d *mergedDir) Node(i int) nfs.Node {
+func (d *mergedDir) Node(i int) vfs.Node {
 	e := &d.m.ents[i]
 	p := join(d.path, e.name)
 	if e.bi >= 0 {
@@ -348,54 +351,54 @@ func (d *mergedDir) Node(i int) nfs.Node {
 	n := e.node
 	n.Path = p
 	if e.born != "" && e.born != p {
-		n.Handle = e.born
+		n.Handle, n.Origin = vfs.HandleByOrigin, e.born
 	}
 	return n
 }
 
 // baseDir is an untouched directory's listing, moved to where it is now.
 type baseDir struct {
-	nfs.Dir
+	vfs.Listing
 	path, born string
 }
 
-func (d *baseDir) Node(i int) nfs.Node {
-	bn := d.Dir.Node(i)
+func (d *baseDir) Node(i int) vfs.Node {
+	bn := d.Listing.Node(i)
 	if d.path == d.born {
 		return bn
 	}
 	return baseChild(bn, join(d.path, d.Name(i)))
 }
 
-// ReadDir implements nfs.FS.
-func (f *FS) ReadDir(dir nfs.Node) (nfs.Dir, error) {
+// ReadDir implements vfs.FS.
+func (f *FS) ReadDir(dir vfs.Node) (vfs.Listing, error) {
 	f.mu.RLock()
 	if d := f.t.inodes[dir.ID]; d != nil {
 		defer f.mu.RUnlock()
-		if d.typ != fattr.Dir {
+		if d.typ != vfs.Dir {
 			return nil, notDir(dir.Path)
 		}
 		m, err := f.mergedLocked(d)
 		if err != nil {
 			return nil, err
 		}
-		return seekDir{Dir: &mergedDir{m: m, path: dir.Path}, cookies: &f.cookies}, nil
+		return seekDir{Listing: &mergedDir{m: m, path: dir.Path}, cookies: &f.cookies}, nil
 	}
 	f.mu.RUnlock()
-	if dir.Handle == nfs.HandleByID {
+	if dir.Handle == vfs.HandleByID {
 		return nil, stale(dir.Path)
 	}
 	bd, err := f.base.ReadDir(baseOf(dir))
 	if err != nil {
 		return nil, err
 	}
-	return seekDir{Dir: &baseDir{Dir: bd, path: dir.Path, born: bornOf(dir)}, cookies: &f.cookies}, nil
+	return seekDir{Listing: &baseDir{Listing: bd, path: dir.Path, born: bornOf(dir)}, cookies: &f.cookies}, nil
 }
 
-// DirVerifier implements nfs.FS: a hash of a recorded directory's names
+// DirVerifier implements vfs.FS: a hash of a recorded directory's names
 // and fileids (the same after a restart for the same contents), the base's
 // for an untouched one.
-func (f *FS) DirVerifier(dir nfs.Node) uint64 {
+func (f *FS) DirVerifier(dir vfs.Node) uint64 {
 	f.mu.RLock()
 	if d := f.t.inodes[dir.ID]; d != nil {
 		defer f.mu.RUnlock()
@@ -408,16 +411,16 @@ func (f *FS) DirVerifier(dir nfs.Node) uint64 {
 	return f.base.DirVerifier(baseOf(dir))
 }
 
-// Attr implements nfs.FS. A recorded inode's attributes are its own: mode,
+// Attr implements vfs.FS. A recorded inode's attributes are its own: mode,
 // owner and times from the table, size and times of an upper file from its
 // data file, nlink from its names (a directory's from its subdirectories).
-func (f *FS) Attr(n nfs.Node) (fattr.Attr, error) {
+func (f *FS) Attr(n vfs.Node) (vfs.Attr, error) {
 	f.mu.RLock()
 	ino := f.t.inodes[n.ID]
 	if ino == nil {
 		f.mu.RUnlock()
-		if n.Handle == nfs.HandleByID {
-			return fattr.Attr{}, stale(n.Path)
+		if n.Handle == vfs.HandleByID {
+			return vfs.Attr{}, stale(n.Path)
 		}
 		return f.base.Attr(baseOf(n))
 	}
@@ -425,33 +428,33 @@ func (f *FS) Attr(n nfs.Node) (fattr.Attr, error) {
 	return f.attrLocked(ino)
 }
 
-func (f *FS) attrLocked(n *inode) (fattr.Attr, error) {
-	a := fattr.Attr{Type: n.typ, Mode: n.mode, Nlink: uint32(len(n.links)), UID: n.uid, GID: n.gid,
+func (f *FS) attrLocked(n *inode) (vfs.Attr, error) {
+	a := vfs.Attr{Type: n.typ, Mode: n.mode, Nlink: uint32(len(n.links)), UID: n.uid, GID: n.gid,
 		Fsid: f.fsid, Fileid: n.id,
 		Time: time.Unix(0, n.mtime), Atime: time.Unix(0, n.atime), Ctime: time.Unix(0, n.ctime)}
 	switch n.typ {
-	case fattr.Dir:
+	case vfs.Dir:
 		m, err := f.mergedLocked(n)
 		if err != nil {
-			return fattr.Attr{}, err
+			return vfs.Attr{}, err
 		}
-		a.Nlink, a.Size = uint32(2+max(m.subdirs, 0)), fattr.DirSize
-	case fattr.Lnk:
+		a.Nlink, a.Size = uint32(2+max(m.subdirs, 0)), vfs.DirSize
+	case vfs.Lnk:
 		if n.base {
 			ba, err := f.base.Attr(baseNodeOf(n))
 			if err != nil {
-				return fattr.Attr{}, err
+				return vfs.Attr{}, err
 			}
 			a.Size = ba.Size
 		} else {
 			a.Size = uint64(len(n.target))
 		}
-	case fattr.Reg:
+	case vfs.Reg:
 		switch {
 		case n.upper:
 			st, err := f.data.stat(n.id)
 			if err != nil && !isNotExist(err) {
-				return fattr.Attr{}, err
+				return vfs.Attr{}, err
 			}
 			if err == nil {
 				a.Size, a.Atime, a.Time = st.size, st.atime, st.mtime
@@ -462,7 +465,7 @@ func (f *FS) attrLocked(n *inode) (fattr.Attr, error) {
 		case n.base:
 			ba, err := f.base.Attr(baseNodeOf(n))
 			if err != nil {
-				return fattr.Attr{}, err
+				return vfs.Attr{}, err
 			}
 			a.Size = ba.Size
 		}
@@ -474,41 +477,65 @@ func (f *FS) attrLocked(n *inode) (fattr.Attr, error) {
 	return a, nil
 }
 
-// InlineAttr implements nfs.FS with the export's rule: directories and
-// files carry attributes in READDIRPLUS, symlinks do not.
-func (f *FS) InlineAttr(n nfs.Node) (fattr.Attr, bool, error) {
-	if n.Type == fattr.Lnk {
-		return fattr.Attr{}, false, nil
+// InlineAttr implements vfs.InlineAttrer with the export's rule:
+// directories and files carry attributes in READDIRPLUS, symlinks do not.
+func (f *FS) InlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
+	if n.Type == vfs.Lnk {
+		return vfs.Attr{}, false, nil
 	}
 	// An entry still served from the base keeps the base's listing rule: one
 	// the base cannot size cheaply (a conflicted path of a merge view) is
 	// listed without attributes, so listing never materializes it.
 	f.mu.RLock()
 	ino := f.t.inodes[n.ID]
-	fromBase, bn := false, nfs.Node{}
-	switch {
-	case ino == nil && n.Handle != nfs.HandleByID:
-		fromBase, bn = true, baseOf(n)
-	case ino != nil && ino.base && !ino.upper:
-		fromBase, bn = true, baseNodeOf(ino)
+	recordedBase, bn := false, vfs.Node{}
+	if ino != nil && ino.base && !ino.upper {
+		recordedBase, bn = true, baseNodeOf(ino)
 	}
 	f.mu.RUnlock()
-	if fromBase {
-		if _, ok, err := f.base.InlineAttr(bn); !ok || err != nil {
-			return fattr.Attr{}, false, err
+	switch {
+	case ino == nil && n.Handle != vfs.HandleByID:
+		// Untouched: its attributes are the base's, sized once by the base
+		// (Attr would size it a second time).
+		if f.baseInline == nil {
+			return vfs.Attr{}, false, nil
+		}
+		return f.baseInline.InlineAttr(baseOf(n))
+	case recordedBase:
+		if f.baseInline == nil {
+			return vfs.Attr{}, false, nil
+		}
+		if _, ok, err := f.baseInline.InlineAttr(bn); !ok || err != nil {
+			return vfs.Attr{}, false, err
 		}
 	}
 	a, err := f.Attr(n)
 	return a, err == nil, err
 }
 
-// ReadAt implements nfs.FS.
-func (f *FS) ReadAt(n nfs.Node, p []byte, off int64) (int, error) {
+// Conflicted implements vfs.Conflicter: what the base says of a node whose
+// content is still the base's; nothing the overlay holds is conflicted.
+func (f *FS) Conflicted(n vfs.Node) bool {
+	if f.baseConflicts == nil || n.Handle == vfs.HandleByID {
+		return false
+	}
+	f.mu.RLock()
+	ino := f.t.inodes[n.ID]
+	bn, fromBase := baseOf(n), ino == nil
+	if ino != nil && ino.base && !ino.upper {
+		bn, fromBase = baseNodeOf(ino), true
+	}
+	f.mu.RUnlock()
+	return fromBase && f.baseConflicts.Conflicted(bn)
+}
+
+// ReadAt implements vfs.FS.
+func (f *FS) ReadAt(n vfs.Node, p []byte, off int64) (int, error) {
 	f.mu.RLock()
 	ino := f.t.inodes[n.ID]
 	if ino == nil {
 		f.mu.RUnlock()
-		if n.Handle == nfs.HandleByID {
+		if n.Handle == vfs.HandleByID {
 			return 0, stale(n.Path)
 		}
 		return f.base.ReadAt(baseOf(n), p, off)
@@ -528,13 +555,13 @@ func (f *FS) ReadAt(n nfs.Node, p []byte, off int64) (int, error) {
 	return 0, io.EOF
 }
 
-// Readlink implements nfs.FS.
-func (f *FS) Readlink(n nfs.Node) (string, error) {
+// Readlink implements vfs.FS.
+func (f *FS) Readlink(n vfs.Node) (string, error) {
 	f.mu.RLock()
 	ino := f.t.inodes[n.ID]
 	if ino == nil {
 		f.mu.RUnlock()
-		if n.Handle == nfs.HandleByID {
+		if n.Handle == vfs.HandleByID {
 			return "", stale(n.Path)
 		}
 		return f.base.Readlink(baseOf(n))

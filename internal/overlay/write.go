@@ -7,8 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/gitnfs/gitnfs/fattr"
-	"github.com/gitnfs/gitnfs/nfs"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // txn is one change: its ops are applied to the table as they are made
@@ -61,7 +60,7 @@ func (tx *txn) drop(c *inode) {
 // stable storage.
 func (f *FS) mutate(fn func(tx *txn) error) error {
 	if f.opts.ReadOnly {
-		return nfs.ErrReadOnly
+		return vfs.ErrReadOnly
 	}
 	f.mu.Lock()
 	if f.broken != nil {
@@ -120,12 +119,12 @@ func (f *FS) newID() uint64 {
 
 // enter returns n's inode, recording n first (and its untouched ancestors)
 // if it is an untouched tracked entry.
-func (tx *txn) enter(n nfs.Node) (*inode, error) {
+func (tx *txn) enter(n vfs.Node) (*inode, error) {
 	f := tx.f
 	if ino := f.t.inodes[n.ID]; ino != nil {
 		return ino, nil
 	}
-	if n.Handle == nfs.HandleByID {
+	if n.Handle == vfs.HandleByID {
 		return nil, stale(n.Path)
 	}
 	born := bornOf(n)
@@ -134,7 +133,7 @@ func (tx *txn) enter(n nfs.Node) (*inode, error) {
 	}
 	pborn, name := split(born)
 	ppath, _ := split(n.Path)
-	parent := f.t.inodes[fattr.FileID(pborn)]
+	parent := f.t.inodes[vfs.FileID(pborn)]
 	if parent == nil || !parent.tracked || parent.born != pborn {
 		bp, err := f.base.Resolve(pborn)
 		if err != nil {
@@ -148,7 +147,7 @@ func (tx *txn) enter(n nfs.Node) (*inode, error) {
 	// is now hidden or another's, n is gone.
 	_, taken := parent.add[name]
 	_, hidden := parent.del[name]
-	if taken || hidden || parent.typ != fattr.Dir {
+	if taken || hidden || parent.typ != vfs.Dir {
 		return nil, stale(n.Path)
 	}
 	a, err := f.base.Attr(baseOf(n))
@@ -156,7 +155,7 @@ func (tx *txn) enter(n nfs.Node) (*inode, error) {
 		return nil, err
 	}
 	t := a.Time.UnixNano()
-	ino := &inode{id: n.ID, typ: n.Type, tracked: true, born: born, base: true, baseTag: n.Tag, baseKey: n.Key,
+	ino := &inode{id: n.ID, typ: n.Type, tracked: true, born: born, base: true, basePriv: n.Private,
 		mode: a.Mode, uid: a.UID, gid: a.GID, atime: t, mtime: t, ctime: t}
 	tx.put(ino)
 	tx.do(op{kind: opLinkRaw, dir: parent.id, name: name, id: ino.id})
@@ -164,12 +163,12 @@ func (tx *txn) enter(n nfs.Node) (*inode, error) {
 }
 
 // dirOf enters a directory argument and returns its inode and path.
-func (tx *txn) dirOf(dir nfs.Node) (*inode, string, error) {
+func (tx *txn) dirOf(dir vfs.Node) (*inode, string, error) {
 	d, err := tx.enter(dir)
 	if err != nil {
 		return nil, "", err
 	}
-	if d.typ != fattr.Dir {
+	if d.typ != vfs.Dir {
 		return nil, "", notDir(dir.Path)
 	}
 	p, ok := tx.f.pathOf(d)
@@ -180,19 +179,19 @@ func (tx *txn) dirOf(dir nfs.Node) (*inode, string, error) {
 }
 
 // exists reports whether name is taken in d.
-func (tx *txn) exists(d *inode, dpath, name string) (nfs.Node, *inode, bool, error) {
+func (tx *txn) exists(d *inode, dpath, name string) (vfs.Node, *inode, bool, error) {
 	n, c, err := tx.f.childLocked(d, dpath, name)
 	if err == nil {
 		return n, c, true, nil
 	}
-	if errors.Is(err, nfs.ErrNoEnt) {
-		return nfs.Node{}, nil, false, nil
+	if errors.Is(err, vfs.ErrNoEnt) {
+		return vfs.Node{}, nil, false, nil
 	}
-	return nfs.Node{}, nil, false, err
+	return vfs.Node{}, nil, false, err
 }
 
 // apply sets the fields attr sets (SETATTR's, or a create's initial ones).
-func (n *inode) apply(attr nfs.SetAttr) {
+func (n *inode) apply(attr vfs.SetAttr) {
 	if attr.Mode != nil {
 		n.mode = *attr.Mode & 0o7777
 	}
@@ -212,7 +211,7 @@ func (n *inode) apply(attr nfs.SetAttr) {
 
 // newInode is an inode made here, owned by the export's owner unless attr
 // says otherwise, with attr's mode or def.
-func (tx *txn) newInode(typ fattr.Type, attr nfs.SetAttr, def uint32) *inode {
+func (tx *txn) newInode(typ vfs.Type, attr vfs.SetAttr, def uint32) *inode {
 	n := &inode{id: tx.f.newID(), typ: typ, mode: def, uid: tx.f.opts.UID, gid: tx.f.opts.GID,
 		atime: tx.at, mtime: tx.at, ctime: tx.at}
 	n.apply(attr)
@@ -220,9 +219,9 @@ func (tx *txn) newInode(typ fattr.Type, attr nfs.SetAttr, def uint32) *inode {
 	return n
 }
 
-// Create implements nfs.WritableFS.
-func (f *FS) Create(dir nfs.Node, name string, how nfs.CreateHow, attr nfs.SetAttr, verf [8]byte) (nfs.Node, error) {
-	var out nfs.Node
+// Create implements vfs.Writable.
+func (f *FS) Create(dir vfs.Node, name string, how vfs.CreateHow, attr vfs.SetAttr, verf [8]byte) (vfs.Node, error) {
+	var out vfs.Node
 	var existing, made bool
 	err := f.mutate(func(tx *txn) error {
 		d, dpath, err := tx.dirOf(dir)
@@ -235,18 +234,18 @@ func (f *FS) Create(dir nfs.Node, name string, how nfs.CreateHow, attr nfs.SetAt
 		}
 		if ok {
 			switch {
-			case how == nfs.CreateExclusive && c != nil && c.excl && c.verf == verf:
+			case how == vfs.CreateExclusive && c != nil && c.excl && c.verf == verf:
 				out = n // the reply to this CREATE was lost: same answer again
 				return nil
-			case how == nfs.CreateUnchecked && n.Type == fattr.Reg:
+			case how == vfs.CreateUnchecked && n.Type == vfs.Reg:
 				out, existing = n, true
 				return nil
 			}
-			return fmt.Errorf("%s: %w", join(dpath, name), nfs.ErrExist)
+			return fmt.Errorf("%s: %w", join(dpath, name), vfs.ErrExist)
 		}
-		ino := tx.newInode(fattr.Reg, attr, 0o644)
+		ino := tx.newInode(vfs.Reg, attr, 0o644)
 		ino.upper = true
-		if how == nfs.CreateExclusive {
+		if how == vfs.CreateExclusive {
 			ino.excl, ino.verf = true, verf
 		}
 		if err := f.data.create(ino.id); err != nil {
@@ -258,11 +257,11 @@ func (f *FS) Create(dir nfs.Node, name string, how nfs.CreateHow, attr nfs.SetAt
 		return nil
 	})
 	if err != nil {
-		return nfs.Node{}, err
+		return vfs.Node{}, err
 	}
 	// UNCHECKED over an existing file applies only a truncation, as knfsd
 	// does (open(O_CREAT|O_TRUNC)); a new file gets its size and times.
-	var rest nfs.SetAttr
+	var rest vfs.SetAttr
 	if existing || made {
 		rest.Size = attr.Size
 	}
@@ -274,15 +273,15 @@ func (f *FS) Create(dir nfs.Node, name string, how nfs.CreateHow, attr nfs.SetAt
 	}
 	if rest.Size != nil || rest.Atime != nil || rest.Mtime != nil {
 		if err := f.Setattr(out, rest); err != nil {
-			return nfs.Node{}, err
+			return vfs.Node{}, err
 		}
 	}
 	return out, nil
 }
 
-// Mkdir implements nfs.WritableFS.
-func (f *FS) Mkdir(dir nfs.Node, name string, attr nfs.SetAttr) (nfs.Node, error) {
-	var out nfs.Node
+// Mkdir implements vfs.Writable.
+func (f *FS) Mkdir(dir vfs.Node, name string, attr vfs.SetAttr) (vfs.Node, error) {
+	var out vfs.Node
 	err := f.mutate(func(tx *txn) error {
 		d, dpath, err := tx.dirOf(dir)
 		if err != nil {
@@ -291,9 +290,9 @@ func (f *FS) Mkdir(dir nfs.Node, name string, attr nfs.SetAttr) (nfs.Node, error
 		if _, _, ok, err := tx.exists(d, dpath, name); err != nil {
 			return err
 		} else if ok {
-			return fmt.Errorf("%s: %w", join(dpath, name), nfs.ErrExist)
+			return fmt.Errorf("%s: %w", join(dpath, name), vfs.ErrExist)
 		}
-		ino := tx.newInode(fattr.Dir, attr, 0o755)
+		ino := tx.newInode(vfs.Dir, attr, 0o755)
 		tx.put(ino)
 		tx.link(d, name, ino)
 		out = f.nodeOf(ino, join(dpath, name))
@@ -302,9 +301,9 @@ func (f *FS) Mkdir(dir nfs.Node, name string, attr nfs.SetAttr) (nfs.Node, error
 	return out, err
 }
 
-// Symlink implements nfs.WritableFS.
-func (f *FS) Symlink(dir nfs.Node, name, target string, attr nfs.SetAttr) (nfs.Node, error) {
-	var out nfs.Node
+// Symlink implements vfs.Writable.
+func (f *FS) Symlink(dir vfs.Node, name, target string, attr vfs.SetAttr) (vfs.Node, error) {
+	var out vfs.Node
 	err := f.mutate(func(tx *txn) error {
 		d, dpath, err := tx.dirOf(dir)
 		if err != nil {
@@ -313,9 +312,9 @@ func (f *FS) Symlink(dir nfs.Node, name, target string, attr nfs.SetAttr) (nfs.N
 		if _, _, ok, err := tx.exists(d, dpath, name); err != nil {
 			return err
 		} else if ok {
-			return fmt.Errorf("%s: %w", join(dpath, name), nfs.ErrExist)
+			return fmt.Errorf("%s: %w", join(dpath, name), vfs.ErrExist)
 		}
-		ino := tx.newInode(fattr.Lnk, attr, 0o777)
+		ino := tx.newInode(vfs.Lnk, attr, 0o777)
 		ino.target = target
 		tx.put(ino)
 		tx.link(d, name, ino)
@@ -325,8 +324,8 @@ func (f *FS) Symlink(dir nfs.Node, name, target string, attr nfs.SetAttr) (nfs.N
 	return out, err
 }
 
-// Link implements nfs.WritableFS.
-func (f *FS) Link(file, dir nfs.Node, name string) error {
+// Link implements vfs.Writable.
+func (f *FS) Link(file, dir vfs.Node, name string) error {
 	return f.mutate(func(tx *txn) error {
 		d, dpath, err := tx.dirOf(dir)
 		if err != nil {
@@ -335,22 +334,22 @@ func (f *FS) Link(file, dir nfs.Node, name string) error {
 		if _, _, ok, err := tx.exists(d, dpath, name); err != nil {
 			return err
 		} else if ok {
-			return fmt.Errorf("%s: %w", join(dpath, name), nfs.ErrExist)
+			return fmt.Errorf("%s: %w", join(dpath, name), vfs.ErrExist)
 		}
 		c, err := tx.enter(file)
 		if err != nil {
 			return err
 		}
-		if c.typ == fattr.Dir {
-			return fmt.Errorf("%s: %w", file.Path, nfs.ErrPerm)
+		if c.typ == vfs.Dir {
+			return fmt.Errorf("%s: %w", file.Path, vfs.ErrPerm)
 		}
 		tx.link(d, name, c)
 		return nil
 	})
 }
 
-// Remove implements nfs.WritableFS.
-func (f *FS) Remove(dir nfs.Node, name string) error {
+// Remove implements vfs.Writable.
+func (f *FS) Remove(dir vfs.Node, name string) error {
 	return f.mutate(func(tx *txn) error {
 		d, dpath, err := tx.dirOf(dir)
 		if err != nil {
@@ -360,8 +359,8 @@ func (f *FS) Remove(dir nfs.Node, name string) error {
 		if err != nil {
 			return err
 		}
-		if n.Type == fattr.Dir {
-			return fmt.Errorf("%s: %w", n.Path, nfs.ErrIsDir)
+		if n.Type == vfs.Dir {
+			return fmt.Errorf("%s: %w", n.Path, vfs.ErrIsDir)
 		}
 		tx.unlink(d, name, n.ID)
 		tx.drop(c)
@@ -371,7 +370,7 @@ func (f *FS) Remove(dir nfs.Node, name string) error {
 
 // emptyLocked reports whether directory n (with inode c if recorded) has
 // no entries.
-func (f *FS) emptyLocked(n nfs.Node, c *inode) (bool, error) {
+func (f *FS) emptyLocked(n vfs.Node, c *inode) (bool, error) {
 	if c != nil {
 		m, err := f.mergedLocked(c)
 		if err != nil {
@@ -386,8 +385,8 @@ func (f *FS) emptyLocked(n nfs.Node, c *inode) (bool, error) {
 	return bd.Len() == 0, nil
 }
 
-// Rmdir implements nfs.WritableFS.
-func (f *FS) Rmdir(dir nfs.Node, name string) error {
+// Rmdir implements vfs.Writable.
+func (f *FS) Rmdir(dir vfs.Node, name string) error {
 	return f.mutate(func(tx *txn) error {
 		d, dpath, err := tx.dirOf(dir)
 		if err != nil {
@@ -397,7 +396,7 @@ func (f *FS) Rmdir(dir nfs.Node, name string) error {
 		if err != nil {
 			return err
 		}
-		if n.Type != fattr.Dir {
+		if n.Type != vfs.Dir {
 			return notDir(n.Path)
 		}
 		empty, err := f.emptyLocked(n, c)
@@ -405,7 +404,7 @@ func (f *FS) Rmdir(dir nfs.Node, name string) error {
 			return err
 		}
 		if !empty {
-			return fmt.Errorf("%s: %w", n.Path, nfs.ErrNotEmpty)
+			return fmt.Errorf("%s: %w", n.Path, vfs.ErrNotEmpty)
 		}
 		tx.unlink(d, name, n.ID)
 		tx.drop(c)
@@ -413,8 +412,8 @@ func (f *FS) Rmdir(dir nfs.Node, name string) error {
 	})
 }
 
-// Rename implements nfs.WritableFS: one name moves, whatever is under it.
-func (f *FS) Rename(fromDir nfs.Node, fromName string, toDir nfs.Node, toName string) error {
+// Rename implements vfs.Writable: one name moves, whatever is under it.
+func (f *FS) Rename(fromDir vfs.Node, fromName string, toDir vfs.Node, toName string) error {
 	return f.mutate(func(tx *txn) error {
 		src, spath, err := tx.dirOf(fromDir)
 		if err != nil {
@@ -435,9 +434,9 @@ func (f *FS) Rename(fromDir nfs.Node, fromName string, toDir nfs.Node, toName st
 		if exists && tn.ID == sn.ID {
 			return nil // the same file: rename(2) does nothing
 		}
-		if sn.Type == fattr.Dir {
+		if sn.Type == vfs.Dir {
 			if exists {
-				if tn.Type != fattr.Dir {
+				if tn.Type != vfs.Dir {
 					return notDir(tn.Path)
 				}
 				empty, err := f.emptyLocked(tn, tc)
@@ -445,13 +444,13 @@ func (f *FS) Rename(fromDir nfs.Node, fromName string, toDir nfs.Node, toName st
 					return err
 				}
 				if !empty {
-					return fmt.Errorf("%s: %w", tn.Path, nfs.ErrNotEmpty)
+					return fmt.Errorf("%s: %w", tn.Path, vfs.ErrNotEmpty)
 				}
 			}
 			// Not into itself: dst's ancestors (all recorded) must not include it.
 			for a, i := dst, 0; ; i++ {
 				if a.id == sn.ID {
-					return fmt.Errorf("%s into %s: %w", sn.Path, dpath, nfs.ErrInval)
+					return fmt.Errorf("%s into %s: %w", sn.Path, dpath, vfs.ErrInval)
 				}
 				if a.id == f.rootID || len(a.links) == 0 || i > 1<<12 {
 					break
@@ -460,8 +459,8 @@ func (f *FS) Rename(fromDir nfs.Node, fromName string, toDir nfs.Node, toName st
 					break
 				}
 			}
-		} else if exists && tn.Type == fattr.Dir {
-			return fmt.Errorf("%s: %w", tn.Path, nfs.ErrIsDir)
+		} else if exists && tn.Type == vfs.Dir {
+			return fmt.Errorf("%s: %w", tn.Path, vfs.ErrIsDir)
 		}
 		if sc == nil {
 			if sc, err = tx.enter(sn); err != nil {
@@ -481,27 +480,27 @@ func (f *FS) Rename(fromDir nfs.Node, fromName string, toDir nfs.Node, toName st
 // ensureUpper copies a regular file up if its bytes are still the base's,
 // keeping the first limit bytes (all when limit < 0: a truncation copies
 // only what it keeps). It returns the inode's id.
-func (f *FS) ensureUpper(n nfs.Node, limit int64) (uint64, error) {
+func (f *FS) ensureUpper(n vfs.Node, limit int64) (uint64, error) {
 	f.mu.RLock()
 	if ino := f.t.inodes[n.ID]; ino != nil && ino.upper {
 		f.mu.RUnlock()
 		return n.ID, nil
 	}
 	f.mu.RUnlock()
-	if n.Type != fattr.Reg {
-		return 0, fmt.Errorf("%s: %w", n.Path, nfs.ErrInval)
+	if n.Type != vfs.Reg {
+		return 0, fmt.Errorf("%s: %w", n.Path, vfs.ErrInval)
 	}
 	f.copyMu.Lock()
 	defer f.copyMu.Unlock()
 	var done bool
-	var bn nfs.Node
+	var bn vfs.Node
 	err := f.mutate(func(tx *txn) error {
 		ino, err := tx.enter(n)
 		if err != nil {
 			return err
 		}
-		if ino.typ != fattr.Reg {
-			return fmt.Errorf("%s: %w", n.Path, nfs.ErrInval)
+		if ino.typ != vfs.Reg {
+			return fmt.Errorf("%s: %w", n.Path, vfs.ErrInval)
 		}
 		done, bn = ino.upper || !ino.base, baseNodeOf(ino)
 		return nil
@@ -541,16 +540,16 @@ func (f *FS) ensureUpper(n nfs.Node, limit int64) (uint64, error) {
 	return n.ID, err
 }
 
-// Write implements nfs.WritableFS.
-func (f *FS) Write(n nfs.Node, p []byte, off int64, stable nfs.Stability) (nfs.Stability, error) {
+// Write implements vfs.Writable.
+func (f *FS) Write(n vfs.Node, p []byte, off int64, stable vfs.Stability) (vfs.Stability, error) {
 	if f.opts.ReadOnly {
-		return 0, nfs.ErrReadOnly
+		return 0, vfs.ErrReadOnly
 	}
 	id, err := f.ensureUpper(n, -1)
 	if err != nil {
 		return 0, err
 	}
-	sync := stable != nfs.Unstable
+	sync := stable != vfs.Unstable
 	if err := f.data.writeAt(id, p, off, sync); err != nil {
 		if isNotExist(err) {
 			return 0, stale(n.Path)
@@ -558,14 +557,14 @@ func (f *FS) Write(n nfs.Node, p []byte, off int64, stable nfs.Stability) (nfs.S
 		return 0, err
 	}
 	if sync {
-		return nfs.FileSync, nil
+		return vfs.FileSync, nil
 	}
-	return nfs.Unstable, nil
+	return vfs.Unstable, nil
 }
 
-// Commit implements nfs.WritableFS: the file's bytes and its name in
+// Commit implements vfs.Writable: the file's bytes and its name in
 // data/ are fsynced (its metadata already was, when it was changed).
-func (f *FS) Commit(n nfs.Node) error {
+func (f *FS) Commit(n vfs.Node) error {
 	if f.opts.ReadOnly {
 		return nil
 	}
@@ -582,13 +581,13 @@ func (f *FS) Commit(n nfs.Node) error {
 	return nil
 }
 
-// Setattr implements nfs.WritableFS. Mode, owner and times are metadata
+// Setattr implements vfs.Writable. Mode, owner and times are metadata
 // (no copy-up: `chmod +x` or `touch` of a tracked file copies nothing);
 // a size copies the file up first (only the bytes it keeps).
-func (f *FS) Setattr(n nfs.Node, attr nfs.SetAttr) error {
+func (f *FS) Setattr(n vfs.Node, attr vfs.SetAttr) error {
 	if attr.Size != nil {
-		if n.Type != fattr.Reg {
-			return fmt.Errorf("%s: %w", n.Path, nfs.ErrInval)
+		if n.Type != vfs.Reg {
+			return fmt.Errorf("%s: %w", n.Path, vfs.ErrInval)
 		}
 		id, err := f.ensureUpper(n, int64(*attr.Size))
 		if err != nil {

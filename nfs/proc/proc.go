@@ -1,0 +1,88 @@
+// Package proc numbers and describes the NFSv3 procedures (RFC 1813) once,
+// for every part of gitnfs that needs them: the protocol's registry (nfs),
+// which adds a handler to each row, and the census (stats), which names its
+// rows with them.
+//
+// Why a leaf package and not the registry itself: nfs imports stats (to
+// count), so stats cannot import nfs; registering names at init would leave
+// the census nameless in any binary (or test) that does not link nfs. The
+// facts a procedure has on the wire (number, name, whether it changes the
+// export, the shape of its failure) live here; what nfs runs for it lives
+// in nfs's table, indexed by these numbers.
+package proc
+
+// The NFSv3 procedure numbers.
+const (
+	Null = iota
+	Getattr
+	Setattr
+	Lookup
+	Access
+	Readlink
+	Read
+	Write
+	Create
+	Mkdir
+	Symlink
+	Mknod
+	Remove
+	Rmdir
+	Rename
+	Link
+	Readdir
+	Readdirplus
+	Fsstat
+	Fsinfo
+	Pathconf
+	Commit
+	// Count is the number of NFSv3 procedures.
+	Count
+)
+
+// Info is one procedure's row.
+type Info struct {
+	Name string
+	// Write: the procedure changes the export; a read-only export answers
+	// it NFS3ERR_ROFS.
+	Write bool
+	// FailAttrs is how many optional attributes (each one "follows" word,
+	// false) its failure result carries after the status: none for
+	// GETATTR and NULL, a post_op_attr for the other reads, a wcc_data (two)
+	// per changed directory or file for the writes, plus a post_op_attr for
+	// LINK's file.
+	FailAttrs int
+}
+
+// Table is every procedure, by number.
+var Table = [Count]Info{
+	Null:        {Name: "NULL"},
+	Getattr:     {Name: "GETATTR"},
+	Setattr:     {Name: "SETATTR", Write: true, FailAttrs: 2},
+	Lookup:      {Name: "LOOKUP", FailAttrs: 1},
+	Access:      {Name: "ACCESS", FailAttrs: 1},
+	Readlink:    {Name: "READLINK", FailAttrs: 1},
+	Read:        {Name: "READ", FailAttrs: 1},
+	Write:       {Name: "WRITE", Write: true, FailAttrs: 2},
+	Create:      {Name: "CREATE", Write: true, FailAttrs: 2},
+	Mkdir:       {Name: "MKDIR", Write: true, FailAttrs: 2},
+	Symlink:     {Name: "SYMLINK", Write: true, FailAttrs: 2},
+	Mknod:       {Name: "MKNOD", Write: true, FailAttrs: 2},
+	Remove:      {Name: "REMOVE", Write: true, FailAttrs: 2},
+	Rmdir:       {Name: "RMDIR", Write: true, FailAttrs: 2},
+	Rename:      {Name: "RENAME", Write: true, FailAttrs: 4},
+	Link:        {Name: "LINK", Write: true, FailAttrs: 3},
+	Readdir:     {Name: "READDIR", FailAttrs: 1},
+	Readdirplus: {Name: "READDIRPLUS", FailAttrs: 1},
+	Fsstat:      {Name: "FSSTAT", FailAttrs: 1},
+	Fsinfo:      {Name: "FSINFO", FailAttrs: 1},
+	Pathconf:    {Name: "PATHCONF", FailAttrs: 1},
+	Commit:      {Name: "COMMIT", Write: true, FailAttrs: 2},
+}
+
+// Name is procedure p's name, "UNKNOWN" beyond NFSv3's.
+func Name(p uint32) string {
+	if p < Count {
+		return Table[p].Name
+	}
+	return "UNKNOWN"
+}

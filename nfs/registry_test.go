@@ -1,0 +1,55 @@
+package nfs
+
+import (
+	"testing"
+
+	"github.com/gitnfs/gitnfs/nfs/proc"
+)
+
+// TestRegistryServesEveryProcedure guards the one registry: every NFSv3
+// procedure of proc.Table has a handler, and every write procedure is
+// wrapped to answer a read-only export (procs differs from handlers exactly
+// where proc.Table says Write).
+func TestRegistryServesEveryProcedure(t *testing.T) {
+	// RFC 1813's resfail of each write procedure, restated from the RFC (not
+	// from proc.Table, which this checks): wcc_data is two optional
+	// attributes, LINK adds its file's post_op_attr.
+	rfc1813FailAttrs := map[string]int{"SETATTR": 2, "WRITE": 2, "CREATE": 2, "MKDIR": 2, "SYMLINK": 2,
+		"MKNOD": 2, "REMOVE": 2, "RMDIR": 2, "RENAME": 4, "LINK": 3, "COMMIT": 2}
+	writes := 0
+	for n, info := range proc.Table {
+		if info.Name == "" {
+			t.Errorf("procedure %d has no name", n)
+		}
+		if handlers[n] == nil || procs[n] == nil {
+			t.Errorf("%s (%d) has no handler", info.Name, n)
+		}
+	}
+	fs := fuzzTree()
+	readOnly := newExport(fs)
+	srv := NewServer(fs, Options{})
+	root := appendHandle(nil, fuzzFsid, fs.Root())
+	for n, info := range proc.Table {
+		if !info.Write {
+			continue
+		}
+		writes++
+		// Only the first handle: a read-only export answers from it alone,
+		// in the procedure's own failure shape, never running the procedure
+		// (which would find its other arguments missing).
+		var e encoder
+		args := encoder{}
+		args.string(string(root))
+		d := decoder{b: args.b}
+		st := procs[n](&view{Server: srv, export: readOnly}, &call{proc: uint32(n)}, &d, &e)
+		if st != nfsErrROFS {
+			t.Errorf("%s on a read-only export: status %d, want ROFS", info.Name, st)
+		}
+		if want := 4 + 4*rfc1813FailAttrs[info.Name]; len(e.b) != want {
+			t.Errorf("%s: failure of %d bytes, want %d (status and %d absent attributes)", info.Name, len(e.b), want, rfc1813FailAttrs[info.Name])
+		}
+	}
+	if writes != len(rfc1813FailAttrs) {
+		t.Errorf("%d write procedures in proc.Table, RFC 1813 has %d", writes, len(rfc1813FailAttrs))
+	}
+}
