@@ -34,6 +34,7 @@ e2e: build
 	bash e2e/restart.sh
 	bash e2e/follow.sh
 	bash e2e/overlay.sh
+	bash e2e/cthon.sh
 
 # Writes BENCHMARKS.md (rows 2-5 on this machine; row 1 is make e2e's census).
 bench:
