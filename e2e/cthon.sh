@@ -57,7 +57,7 @@ WORK=$(mktemp -d /tmp/gitnfs-cthon-e2e.XXXXXX)
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  ((KEEP)) || rm -rf "$WORK/repo" "$WORK/bin" "$WORK/cthon" "$WORK/extra" "$WORK/extra.cpio" "$WORK/out/vm/initrd.cpio"
+  ((KEEP)) || rm -rf "$WORK/repo" "$WORK/bin" "$WORK/cthon" "$WORK/extra" "$WORK/extra.cpio" "$WORK/out/vm/initrd.cpio" "$WORK/overlay" "$WORK/ro-overlay"
 }
 trap cleanup EXIT
 
