@@ -85,7 +85,7 @@ gcc -static -O2 -s -Wall -Werror -o "$X/extra/erofs" "$HERE/cthon/erofs.c" || di
 cp "$HERE/cthon/guest.sh" "$X/extra/run.sh"
 # The guest's busybox applets the script and cthon need (testdir() runs
 # system("rm -r ...")); the base initramfs links only a few.
-for a in rm cp mkdir env sed; do ln -s busybox "$X/bin/$a"; done
+for a in rm cp mkdir env sed date; do ln -s busybox "$X/bin/$a"; done
 (cd "$X" && find . -mindepth 1 -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --owner 0:0 --quiet) > "$WORK/extra.cpio"
 
 mkdir -p "$WORK/bin"
@@ -201,9 +201,10 @@ if ((HRC != 0)); then
 fi
 
 result() { grep -E "^RESULT $1 $2 " "$WORK/out/guest.txt" | tail -n1; }
+secs() { sed -n 's/.* s=\([0-9]*\).*/ [\1 s]/p' <<< "$1"; }
 expect_pass() { # expect_pass SUITE TEST WHAT
   local r; r=$(result "$1" "$2")
-  if [[ $r == *" rc=0 "* ]]; then pass "$1/$2 $3"
+  if [[ $r == *" rc=0 "* ]]; then pass "$1/$2 $3$(secs "$r")"
   elif [[ -z $r ]]; then fail "$1/$2 did not run ($3)"
   else fail "$1/$2 $3: ${r#RESULT }"; grep -A0 -B8 -F "$r" "$WORK/out/guest.txt" | grep '^  |' | tail -n 6
   fi
@@ -213,7 +214,7 @@ expect_erofs() { # expect_erofs SUITE TEST WHAT: must fail, and because of EROFS
   if [[ -z $r ]]; then fail "$1/$2 did not run ($3)"
   elif [[ $r == *" rc=0 "* ]]; then fail "$1/$2 $3: succeeded on a read-only export"
   elif [[ $r != *" erofs=1"* ]]; then fail "$1/$2 $3: failed, but not with EROFS: ${r#RESULT }"; grep -B8 -F "$r" "$WORK/out/guest.txt" | grep '^  |' | tail -n 4
-  else pass "$1/$2 $3: fails with EROFS ($(grep -B8 -F "$r" "$WORK/out/guest.txt" | grep -m1 -o "can't [a-z]* [^:]*\|creat [^:]* failed" || true))"
+  else pass "$1/$2 $3$(secs "$r"): fails with EROFS ($(grep -B8 -F "$r" "$WORK/out/guest.txt" | grep -m1 -o "can't [a-z]* [^:]*\|creat [^:]* failed" || true))"
   fi
 }
 for t in "${BASIC[@]}"; do expect_pass basic "$t" "(overlay)"; done

@@ -3,7 +3,7 @@
 # the same revision served read-only, $MNT_MERGE a merge view. cthon04's
 # binaries are in /extra/cthon/{basic,special}, our probes in /extra.
 # It reports, and the host judges: one line per test,
-#   RESULT <suite> <test> rc=<exit code> erofs=<1 if it printed "Read-only file system">
+#   RESULT <suite> <test> rc=<exit code> erofs=<1 if it printed "Read-only file system"> s=<seconds>
 # after the test's own output (prefixed with "  | ").
 OV=$1
 C=/extra/cthon
@@ -12,12 +12,14 @@ umask 0
 run() { # run SUITE TEST CMD...: the test's output, then its RESULT line
   suite=$1 test=$2
   shift 2
+  t0=$(date +%s)
   "$@" > /tmp/out 2>&1
   rc=$?
+  t1=$(date +%s)
   sed 's/^/  | /' /tmp/out
   erofs=0
   grep -q 'Read-only file system' /tmp/out && erofs=1
-  echo "RESULT $suite $test rc=$rc erofs=$erofs"
+  echo "RESULT $suite $test rc=$rc erofs=$erofs s=$((t1 - t0))"
 }
 
 echo "== cthon basic against the overlay ($OV/cthon-basic)"
