@@ -30,6 +30,11 @@
 #                          (path, sha256 / mode, target) to results.txt
 #   --verbose              stream the guest console to stderr while running
 #   --no-setup             do not run setup.sh first
+#   --extra-cpio FILE      a newc cpio archive unpacked over the initramfs (the kernel
+#                          unpacks concatenated archives): programs for the script workload
+#   --script PATH          guest path the `script` workload runs with /bin/sh (arg 1: the mount)
+#   --mount NAME=PORT      the script workload also mounts 127.0.0.1:PORT at /mnt/NAME
+#                          (env MNT_NAME); repeatable
 #
 # stdout: the census, one record per line, e.g.
 #   workload=ls_lR status=ok wall_ms=... total_rpcs=... tree_entries=... ...
@@ -48,6 +53,7 @@ PORT="" MOUNTPORT="" EXPORT="/" SUBDIR="" OPTS="" BASEOPTS=""
 WORKLOADS="find_names,find_type_f,ls_lR,stat_all,cat_all,warm_ls_lR"
 WARM_SLEEP=0 COUNT=true DROP=true TIMEOUT=1800 WTIMEOUT=900 MEM=1024 SMP=1
 OUTDIR="" JSON="" LABEL="" VERBOSE=0 SETUP=1 MANIFEST=false
+EXTRA_CPIO="" SCRIPT="" MOUNTS=()
 
 usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"; }
 die() { echo "run.sh: ERROR: $1" >&2; exit "${2:-1}"; }
@@ -74,6 +80,9 @@ while (($#)); do
     --manifest) MANIFEST=true; shift ;;
     --verbose|-v) VERBOSE=1; shift ;;
     --no-setup) SETUP=0; shift ;;
+    --extra-cpio) EXTRA_CPIO=$2; shift 2 ;;
+    --script) SCRIPT=$2; shift 2 ;;
+    --mount) MOUNTS+=("$2"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
   esac
@@ -85,6 +94,14 @@ for n in WARM_SLEEP TIMEOUT WTIMEOUT MEM SMP; do
   [[ ${!n} =~ ^[0-9]+$ ]] || die "--$(echo "$n" | tr 'A-Z_' 'a-z-') must be a number"
 done
 [[ $WORKLOADS =~ ^[A-Za-z0-9_,]+$ ]] || die "--workloads must be a comma-separated list of names"
+[[ -z $EXTRA_CPIO || -f $EXTRA_CPIO ]] || die "--extra-cpio $EXTRA_CPIO: no such file"
+EXTRA_PORTS=()
+mounts_json=""
+for m in "${MOUNTS[@]}"; do
+  [[ $m =~ ^([a-z][a-z0-9_]*)=([0-9]+)$ ]] || die "--mount $m: want NAME=PORT (NAME: lower case, digits, _)"
+  EXTRA_PORTS+=("${BASH_REMATCH[2]}")
+  mounts_json+="${mounts_json:+,}{\"name\":\"${BASH_REMATCH[1]}\",\"port\":${BASH_REMATCH[2]}}"
+done
 
 T0=$(date +%s.%N)
 
@@ -97,7 +114,7 @@ KERNEL=$BUILD/vmlinuz
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not installed (run setup.sh)"
 
 # ------------------------------------------------ is the server reachable?
-for p in $(printf '%s\n' "$PORT" "$MOUNTPORT" | sort -u); do
+for p in $(printf '%s\n' "$PORT" "$MOUNTPORT" "${EXTRA_PORTS[@]}" | sort -u); do
   if ! timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$p" 2>/dev/null; then
     die "nothing accepts TCP connections on 127.0.0.1:$p — start the NFS server first (the guest reaches the host's loopback as 10.0.2.2)" 3
   fi
@@ -120,14 +137,22 @@ jstr() { # JSON string literal
 wl_json=$(printf '%s' "$WORKLOADS" | awk -F, '{for(i=1;i<=NF;i++) if($i!="") printf "%s\"%s\"", (n++?",":""), $i}')
 CFG="{\"server\":\"10.0.2.2\",\"port\":$PORT,\"mountport\":$MOUNTPORT,\"export\":$(jstr "$EXPORT"),\"subdir\":$(jstr "$SUBDIR"),\"workloads\":[$wl_json],\"opts\":$(jstr "$OPTS"),\"warm_sleep\":$WARM_SLEEP,\"count\":$COUNT,\"drop_caches\":$DROP,\"workload_timeout\":$WTIMEOUT,\"mount_timeout\":60,\"label\":$(jstr "$LABEL"),\"manifest\":$MANIFEST"
 [[ -n $BASEOPTS ]] && CFG="$CFG,\"base_opts\":$(jstr "$BASEOPTS")"
+[[ -n $SCRIPT ]] && CFG="$CFG,\"script\":$(jstr "$SCRIPT")"
+[[ -n $mounts_json ]] && CFG="$CFG,\"mounts\":[$mounts_json]"
 CFG="$CFG}"
 CFG64=$(printf '%s' "$CFG" | base64 -w0)
 APPEND="console=ttyS0,115200 loglevel=4 panic=-1 mitigations=off nokaslr tsc=reliable census.cfg=$CFG64"
 ((${#APPEND} < 2000)) || die "configuration too long for the kernel command line"
 
+INITRD=$BUILD/initramfs.cpio
+if [[ -n $EXTRA_CPIO ]]; then
+  INITRD=$OUTDIR/initrd.cpio
+  cat "$BUILD/initramfs.cpio" "$EXTRA_CPIO" > "$INITRD"
+fi
+
 QEMU=(qemu-system-x86_64
   -nodefaults -no-user-config -accel tcg -machine pc -cpu qemu64 -smp "$SMP" -m "$MEM"
-  -kernel "$KERNEL" -initrd "$BUILD/initramfs.cpio" -append "$APPEND"
+  -kernel "$KERNEL" -initrd "$INITRD" -append "$APPEND"
   -display none -monitor none -no-reboot
   -netdev user,id=n0 -device virtio-net-pci,netdev=n0
   -chardev "file,id=con,path=${CONSOLE//,/,,}" -serial chardev:con

@@ -28,10 +28,20 @@ type cookieTable struct {
 	names map[uint64]string
 }
 
+// nameCookie is below 2^63 and at least 3. Linux hands a cookie to
+// programs as d_off, a signed 64-bit offset, and refuses to lseek (so
+// seekdir) to a negative one with EINVAL: with bit 63 set on every name
+// cookie (as it once was) cthon's telldir test failed and a seekdir to any
+// entry but "." and ".." silently resumed at the end of the listing. 0
+// starts a listing, 1 and 2 are "." and "..".
 func nameCookie(name string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(name))
-	return h.Sum64() | 1<<63 // never 0, 1 or 2
+	c := h.Sum64() >> 1
+	if c < 3 {
+		c += 3
+	}
+	return c
 }
 
 func (t *cookieTable) note(c uint64, name string) {

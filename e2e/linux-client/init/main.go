@@ -53,6 +53,11 @@ type Config struct {
 	// symlink (path, sha256 or target, mode), so that a digest mismatch
 	// can be traced to the path. Off, only the two digests are printed.
 	Manifest bool `json:"manifest"`
+	// Script is the guest path the script workload runs (shipped in an
+	// extra initramfs archive, run.sh --extra-cpio); Mounts are the other
+	// exports it mounts (run.sh --mount NAME=PORT).
+	Script string       `json:"script"`
+	Mounts []ExtraMount `json:"mounts"`
 }
 
 const mnt = "/mnt/nfs"
@@ -316,22 +321,27 @@ func dropCaches() {
 
 func doMount(cfg *Config) (time.Duration, error) {
 	os.MkdirAll(mnt, 0755)
+	return mountAt(cfg, mnt)
+}
+
+// mountAt mounts cfg's export on target.
+func mountAt(cfg *Config, target string) (time.Duration, error) {
 	src := cfg.Server + ":" + cfg.Export
 	data := mountOpts(cfg)
 	t0 := time.Now()
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		done <- syscall.Mount(src, mnt, "nfs", 0, data)
+		done <- syscall.Mount(src, target, "nfs", 0, data)
 	}()
 	select {
 	case err := <-done:
 		if err != nil {
-			return time.Since(t0), fmt.Errorf("mount -t nfs %s %s -o %s: %v", src, mnt, data, err)
+			return time.Since(t0), fmt.Errorf("mount -t nfs %s %s -o %s: %v", src, target, data, err)
 		}
 		return time.Since(t0), nil
 	case <-time.After(time.Duration(cfg.MountTimeout) * time.Second):
-		return time.Since(t0), fmt.Errorf("mount -t nfs %s %s -o %s: timed out after %ds", src, mnt, data, cfg.MountTimeout)
+		return time.Since(t0), fmt.Errorf("mount -t nfs %s %s -o %s: timed out after %ds", src, target, data, cfg.MountTimeout)
 	}
 }
 
@@ -548,6 +558,7 @@ func workloads(cfg *Config) map[string]workload {
 		"follow":      followWorkload(cfg),
 		"posix":       posixWorkload("POSIX write semantics step by step in a fresh directory (needs a writable export)"),
 		"install":     installWorkload("package install: 6,000 files in 600 staged dirs, renamed into place, stat x3", 600, 10, 3),
+		"script":      scriptWorkload(cfg, "a shell script from an extra archive (e.g. cthon), with extra mounts at /mnt/NAME"),
 	}
 }
 
