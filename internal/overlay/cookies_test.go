@@ -14,6 +14,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // rm -rf over NFS: the client reads a page of a directory, removes what it
@@ -156,7 +157,7 @@ func TestCookiesStayBelow2to63(t *testing.T) {
 	}
 	plain := gitfs.New(store, snap(oursID), gitfs.Options{UID: 1000, GID: 1000})
 	merged := mergefs.New(store, snap(oursID), snap(theirsID), snap(baseID), mergefs.Options{UID: 1000, GID: 1000})
-	overlaid := func(base nfs.FS) nfs.FS {
+	overlaid := func(base vfs.FS) vfs.FS {
 		opts := overlay.Options{Repo: store.ID(), Rev: oursID, Commit: oursID, Tree: snap(oursID).Root.String(), UID: 1000, GID: 1000}
 		f, err := overlay.Open(filepath.Join(t.TempDir(), "ov"), base, opts)
 		if err != nil {
@@ -167,7 +168,7 @@ func TestCookiesStayBelow2to63(t *testing.T) {
 	}
 	for _, kind := range []struct {
 		name string
-		fs   nfs.FS
+		fs   vfs.FS
 		// writable exports also list entries the overlay made
 		writable bool
 	}{
