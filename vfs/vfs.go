@@ -133,7 +133,9 @@ type Listing interface {
 // from the last cookie with verifier 0) neither skips nor repeats an entry.
 type SeekListing interface {
 	Listing
-	// Cookie is entry i's cookie: at least 3 (1 and 2 are "." and "..").
+	// Cookie is entry i's cookie: at least 3 (1 and 2 are "." and "..")
+	// and below 2^63: Linux hands cookies to programs as a signed d_off,
+	// and seekdir to a negative one fails (cthon special/telldir).
 	Cookie(i int) uint64
 	// Seek is the index of the first entry after the one cookie names
 	// (Len() at the end); ok is false for a cookie it cannot place, which
