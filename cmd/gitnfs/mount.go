@@ -103,17 +103,10 @@ func stateDirs() []string { return mount.StateDirs(os.Getenv, os.Geteuid()) }
 
 // mountExport reads what can make the export change from the serve flags
 // that exist (--follow, an overlay), so a new serve flag of that kind is
-// honoured here without another change.
+// honoured here without another change. serve's banner uses it too, so the
+// mount lines it prints are the ones gitnfs mount runs.
 func mountExport(fs *pflag.FlagSet) mount.Export {
-	set := func(name string) bool {
-		f := fs.Lookup(name)
-		if f == nil {
-			return false
-		}
-		v := f.Value.String()
-		return v != "" && v != "false" && v != "0" && v != "[]"
-	}
-	return mount.Export{Follow: set("follow"), Overlay: set("overlay") || set("overlay-dir")}
+	return mount.Export{Follow: isSet(fs, "follow"), Overlay: isSet(fs, "overlay") || isSet(fs, "overlay-dir")}
 }
 
 // serveArgs returns the serve command line for the flags given to mount:
@@ -406,7 +399,7 @@ func startServer(ctx context.Context, exe string, args []string, background bool
 				}
 				// The rest of the banner is serve's mount hints, which this
 				// command replaces; keep what else it says.
-				if !first && (strings.HasPrefix(l, "  Linux:") || strings.HasPrefix(l, "  macOS:") || strings.HasPrefix(l, "  stop with")) {
+				if !first && (strings.HasPrefix(l, "  Linux:") || strings.HasPrefix(l, "  macOS:") || strings.HasPrefix(l, "  other machines:") || strings.HasPrefix(l, "  stop with")) {
 					continue
 				}
 				fmt.Fprintln(stdout, l)
