@@ -50,9 +50,3 @@ func TestServeRefusesBadInputWithClearMessages(t *testing.T) {
 	}
 }
 
-func TestVersionPrints(t *testing.T) {
-	out, err := run(t, "version")
-	if err != nil || !strings.HasPrefix(out, "gitnfs ") {
-		t.Errorf("version: %q, %v", out, err)
-	}
-}
