@@ -49,4 +49,3 @@ func TestServeRefusesBadInputWithClearMessages(t *testing.T) {
 		}
 	}
 }
-
