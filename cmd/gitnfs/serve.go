@@ -52,7 +52,14 @@ type serveFlags struct {
 }
 
 func newServe() *cobra.Command {
-	var f serveFlags
+	cmd, _ := newServeWithFlags()
+	return cmd
+}
+
+// newServeWithFlags is the serve command and the flags it parses into, for
+// gitnfs mount, which accepts them all and checks them before starting one.
+func newServeWithFlags() (*cobra.Command, *serveFlags) {
+	f := new(serveFlags)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve a revision over NFSv3 until interrupted",
@@ -79,7 +86,7 @@ commit's committer time.`,
   gitnfs serve --repo /srv/repo.git --rev origin/main --listen 127.0.0.1:2049
   sudo mount -t nfs -o nolock,vers=3,tcp,port=2049,mountport=2049,ro,nocto,actimeo=3600 127.0.0.1:/ /mnt/repo`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, *f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.repo, "repo", ".", "repository: a work tree, a .git directory or a bare repository")
@@ -106,7 +113,7 @@ commit's committer time.`,
 	fl.StringVar(&f.maxReplyBytes, "max-reply-bytes", "128MiB", "bytes of READ/READDIR replies in flight at most; beyond it requests wait, then get NFS3ERR_JUKEBOX (0: no limit)")
 	fl.StringVar(&f.statsJSON, "stats-json", "", "on exit, write the op census as JSON to this file")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and the census (/census, /census.json, POST /reset) on this address")
-	return cmd
+	return cmd, f
 }
 
 func runServe(cmd *cobra.Command, f serveFlags) error {
