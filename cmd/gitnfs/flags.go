@@ -139,14 +139,23 @@ func checkServeFlags(fs *pflag.FlagSet, f serveFlags, logOut io.Writer) (serveCo
 }
 
 // isSet reports whether a flag has a value that turns it on (a bool that is
-// true, a string that is not empty), given explicitly or not.
+// true, a string or list that is not empty), given explicitly or not. It
+// goes by the flag's type, so that --overlay 0 (a directory named 0) is set.
 func isSet(fs *pflag.FlagSet, name string) bool {
 	fl := fs.Lookup(name)
 	if fl == nil {
 		return false
 	}
 	v := fl.Value.String()
-	return v != "" && v != "false" && v != "0" && v != "[]"
+	switch fl.Value.Type() {
+	case "bool":
+		return v == "true"
+	case "string":
+		return v != ""
+	case "stringSlice":
+		return v != "[]"
+	}
+	return v != fl.DefValue
 }
 
 func ownerID(name string, v int) (uint32, error) {

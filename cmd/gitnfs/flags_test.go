@@ -139,3 +139,19 @@ func TestBannerPrintsTheMountCommandsGitnfsMountRuns(t *testing.T) {
 		}
 	}
 }
+
+func TestIsSetGoesByTheFlagsType(t *testing.T) {
+	cmd, _ := newServeWithFlags()
+	fs := cmd.Flags()
+	if err := fs.Parse([]string{"--overlay", "0", "--follow=false"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"overlay": true, "follow": false, "merge": false, "allow-uid": false} {
+		if got := isSet(fs, name); got != want {
+			t.Errorf("isSet(%s) = %v, want %v", name, got, want)
+		}
+	}
+	if e := mountExport(fs); !e.Overlay || mount.Immutable(e) {
+		t.Errorf("--overlay 0: export %+v; want an overlay, not immutable", e)
+	}
+}
