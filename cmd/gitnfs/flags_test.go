@@ -155,3 +155,22 @@ func TestIsSetGoesByTheFlagsType(t *testing.T) {
 		t.Errorf("--overlay 0: export %+v; want an overlay, not immutable", e)
 	}
 }
+
+// TestHelpClaimsOfReadOnlyNameTheOverlay: each sentence of the root and
+// serve help that says the export is read-only or that nothing is written
+// also says what --overlay writes.
+func TestHelpClaimsOfReadOnlyNameTheOverlay(t *testing.T) {
+	root := newRoot()
+	serve, _, err := root.Find([]string{"serve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, long string }{{"gitnfs", root.Long}, {"serve", serve.Long}} {
+		for _, p := range strings.Split(strings.Join(strings.Fields(c.long), " "), ". ") {
+			claims := strings.Contains(p, "read-only") || strings.Contains(p, "nothing is written") || strings.Contains(p, "nothing is ever written")
+			if claims && !strings.Contains(p, "overlay") {
+				t.Errorf("%s --help says the export is never written without naming --overlay: %q", c.name, p)
+			}
+		}
+	}
+}
