@@ -85,3 +85,19 @@ func TestCommitWithoutBranchSaysHowToKeepTheCommit(t *testing.T) {
 		t.Errorf("after the hinted command, refs/heads/kept = %q, %v; want %s", got, err, id)
 	}
 }
+
+func TestMergeOverlayOfAnotherRepositoryNamesRepoRevAndMerge(t *testing.T) {
+	repo, ours, theirs := mergeRepo(t, map[string]testrepo.File{"a": txt("a\n")},
+		map[string]testrepo.File{"a": txt("a\n"), "o": txt("o\n")}, map[string]testrepo.File{"a": txt("a\n"), "t": txt("t\n")})
+	other := testrepo.Init(t, false)
+	testrepo.Commit(t, other, map[string]testrepo.File{"b": txt("b\n")}, "other")
+	dir := filepath.Join(t.TempDir(), "ov")
+	_, closeOverlay := openMergeTestOverlay(t, repo, dir, ours, theirs)
+	closeOverlay()
+
+	_, err := run(t, "serve", "--repo", other, "--overlay", dir)
+	want := "--repo " + filepath.Join(repo, ".git") + " --rev " + ours + " --merge " + theirs
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("refusal %v does not say %q", err, want)
+	}
+}

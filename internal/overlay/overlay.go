@@ -309,8 +309,12 @@ func (f *FS) checkIdentity() error {
 		return fmt.Sprintf("%s (%s) of %s", s, id.Rev, id.Repo)
 	}
 	if !f.opts.Force {
-		return fmt.Errorf("overlay %s was made against %s, not %s: serve that revision (--repo %s --rev %s), use another --overlay directory, or --force to layer it over this one: %w",
-			f.dir, what(have), what(want), filepath.Dir(have.Repo), firstNonEmpty(have.Commit, have.Tree), ErrMismatch)
+		serveAs := "--rev " + firstNonEmpty(have.Commit, have.Tree)
+		if m := have.Merge; m != nil {
+			serveAs = "--rev " + firstNonEmpty(m.Ours.Commit, m.Ours.Tree) + " --merge " + firstNonEmpty(m.Theirs.Commit, m.Theirs.Tree)
+		}
+		return fmt.Errorf("overlay %s was made against %s, not %s: serve that revision (--repo %s %s), use another --overlay directory, or --force to layer it over this one: %w",
+			f.dir, what(have), what(want), filepath.Dir(have.Repo), serveAs, ErrMismatch)
 	}
 	f.log.Warn("overlay forced over another revision", "dir", f.dir, "was", what(have), "now", what(want))
 	f.ident = want
