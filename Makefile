@@ -5,11 +5,14 @@ REPO      ?= .
 REV       ?= HEAD
 LISTEN    ?= 127.0.0.1:0
 STATICCHECK_VERSION ?= v0.8.2
+# The version gitnfs version prints: git describe of this checkout; empty
+# outside a git checkout, where the binary falls back to Go's build info.
+VERSION   ?= $(shell git describe --always --dirty 2>/dev/null)
 
 .PHONY: build run test race lint tools e2e bench gobench clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/gitnfs
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/gitnfs
 
 run: build
 	$(BIN) serve --repo $(REPO) --rev $(REV) --listen $(LISTEN)
@@ -46,3 +49,18 @@ gobench:
 
 clean:
 	rm -rf bin
+
+.PHONY: help
+# One line per target; TestMakeHelpListsEveryTarget keeps it complete.
+help:
+	@echo "make build    build bin/gitnfs, its version stamped from git describe"
+	@echo "make run      build, then serve this repository's HEAD and print the mount commands"
+	@echo "make test     run every test"
+	@echo "make race     run every test under the race detector"
+	@echo "make lint     gofmt, go vet and staticcheck"
+	@echo "make tools    install staticcheck $(STATICCHECK_VERSION) if missing"
+	@echo "make e2e      the end-to-end suites through the Linux kernel client under qemu"
+	@echo "make bench    regenerate BENCHMARKS.md"
+	@echo "make gobench  run the Go benchmarks"
+	@echo "make clean    remove bin/"
+	@echo "make help     this list"

@@ -31,9 +31,11 @@ func newRoot() *cobra.Command {
 		Use:   "gitnfs",
 		Short: "Serve a git revision over NFSv3, without checking it out",
 		Long: `gitnfs exports one revision of a git repository over NFSv3 on loopback,
-read-only, straight from the object store. The operating system's own NFS
-client mounts it; a 100k-file tree is ready in milliseconds and you pay only
-for what you touch.
+straight from the object store: read-only, or writable through an overlay
+directory (serve --overlay DIR) that takes every write. The object store is
+never written, except by gitnfs commit. The operating system's own NFS client
+mounts it; a 100k-file tree is ready in milliseconds and you pay only for
+what you touch.
 
   gitnfs serve                       # this repository's HEAD, on a free port
   gitnfs serve --repo ~/src/x --rev v1.2.0 --listen 127.0.0.1:2049
@@ -41,7 +43,10 @@ for what you touch.
 serve prints the exact mount command for Linux and macOS.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints what gitnfs version prints.
+		Version: versionString(),
 	}
+	root.SetVersionTemplate("gitnfs {{.Version}}\n")
 	root.AddCommand(newServe(), newMount(), newUmount(), newStats(), newStatus(), newCommit(), newConflicts(), newVersion())
 	return root
 }

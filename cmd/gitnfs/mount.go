@@ -49,6 +49,7 @@ var (
 type mountOpts struct {
 	background bool
 	serve      *pflag.FlagSet // serve's flags, also accepted by mount and forwarded
+	serveFlags *serveFlags    // what they parsed into
 }
 
 func newMount() *cobra.Command {
@@ -75,12 +76,13 @@ Every serve flag is accepted and passed on to the server.`,
 		Example: `  sudo gitnfs mount --repo ~/src/x --rev v1.2.0 /mnt/x          # Ctrl-C unmounts
   sudo gitnfs mount --background --rev origin/main /mnt/x && sudo gitnfs umount /mnt/x
   gitnfs mount --repo . ~/mnt/x                                 # macOS: no sudo on a directory you own`,
-		Args: cobra.ExactArgs(1),
+		Args: oneMountpoint("an existing, empty directory to mount on"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runMount(cmd, o, args[0]) },
 	}
 	cmd.Flags().BoolVar(&o.background, "background", false, "return once mounted; the server keeps running until gitnfs umount")
 	// Every serve flag, with serve's defaults; the changed ones are passed on.
-	o.serve = newServe().Flags()
+	serveCmd, serveFlags := newServeWithFlags()
+	o.serve, o.serveFlags = serveCmd.Flags(), serveFlags
 	o.serve.VisitAll(cmd.Flags().AddFlag)
 	return cmd
 }
@@ -94,8 +96,22 @@ the server gitnfs mount --background started for it (SIGTERM, then SIGKILL
 after 10s). For a foreground gitnfs mount it asks that process to unmount and
 waits for it. On Linux, unmounting needs root.`,
 		Example: `  sudo gitnfs umount /mnt/x`,
-		Args:    cobra.ExactArgs(1),
+		Args:    oneMountpoint("the directory gitnfs mount mounted"),
 		RunE:    func(cmd *cobra.Command, args []string) error { return runUmount(cmd, args[0]) },
+	}
+}
+
+// oneMountpoint accepts exactly one argument, MOUNTPOINT, and says so by
+// name (cobra's own message counts "arg(s)" without naming them).
+func oneMountpoint(what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch len(args) {
+		case 1:
+			return nil
+		case 0:
+			return fmt.Errorf("%s needs MOUNTPOINT, %s: %s", cmd.Name(), what, cmd.UseLine())
+		}
+		return fmt.Errorf("%s takes one MOUNTPOINT, got %d arguments (%s): %s", cmd.Name(), len(args), mount.ShellJoin(args), cmd.UseLine())
 	}
 }
 
@@ -103,17 +119,10 @@ func stateDirs() []string { return mount.StateDirs(os.Getenv, os.Geteuid()) }
 
 // mountExport reads what can make the export change from the serve flags
 // that exist (--follow, an overlay), so a new serve flag of that kind is
-// honoured here without another change.
+// honoured here without another change. serve's banner uses it too, so the
+// mount lines it prints are the ones gitnfs mount runs.
 func mountExport(fs *pflag.FlagSet) mount.Export {
-	set := func(name string) bool {
-		f := fs.Lookup(name)
-		if f == nil {
-			return false
-		}
-		v := f.Value.String()
-		return v != "" && v != "false" && v != "0" && v != "[]"
-	}
-	return mount.Export{Follow: set("follow"), Overlay: set("overlay") || set("overlay-dir")}
+	return mount.Export{Follow: isSet(fs, "follow"), Overlay: isSet(fs, "overlay") || isSet(fs, "overlay-dir")}
 }
 
 // serveArgs returns the serve command line for the flags given to mount:
@@ -157,6 +166,11 @@ func runMount(cmd *cobra.Command, o *mountOpts, arg string) error {
 	sigc := make(chan os.Signal, 4)
 	defer notifySignals(sigc)()
 
+	// The server would refuse a bad serve flag only after the mountpoint
+	// and root checks; refuse it first, with serve's own message.
+	if _, err := checkServeFlags(o.serve, *o.serveFlags, io.Discard); err != nil {
+		return err
+	}
 	mp, err := mount.CheckMountpoint(arg)
 	if err != nil {
 		return err
@@ -406,7 +420,7 @@ func startServer(ctx context.Context, exe string, args []string, background bool
 				}
 				// The rest of the banner is serve's mount hints, which this
 				// command replaces; keep what else it says.
-				if !first && (strings.HasPrefix(l, "  Linux:") || strings.HasPrefix(l, "  macOS:") || strings.HasPrefix(l, "  stop with")) {
+				if !first && (strings.HasPrefix(l, "  Linux:") || strings.HasPrefix(l, "  macOS:") || strings.HasPrefix(l, "  other machines:") || strings.HasPrefix(l, "  stop with")) {
 					continue
 				}
 				fmt.Fprintln(stdout, l)

@@ -419,6 +419,37 @@ func TestMountRefusesBadMountpoints(t *testing.T) {
 	}
 }
 
+func TestMountNamesMountpointWhenMissing(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mount"}, "mount needs MOUNTPOINT, an existing, empty directory to mount on: gitnfs mount [flags] MOUNTPOINT"},
+		{[]string{"mount", "a", "b"}, "mount takes one MOUNTPOINT, got 2 arguments (a b)"},
+		{[]string{"umount"}, "umount needs MOUNTPOINT"},
+	} {
+		_, _, err := mtRun(tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("gitnfs %v: %v; want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestMountRefusesABadServeFlagBeforeStartingAnything(t *testing.T) {
+	e := mtSetup(t)
+	marker := mtNoServer(t)
+	_, _, err := mtRun("mount", "--repo", e.repo, "--uid", "-1", e.mp)
+	if err == nil || !strings.Contains(err.Error(), "--uid -1") {
+		t.Errorf("mount --uid -1: %v; want serve's refusal of --uid", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a bad serve flag still started the server")
+	}
+	if calls := e.calls(t); len(calls) != 0 {
+		t.Errorf("a bad serve flag still ran %q", calls)
+	}
+}
+
 func TestMountNeedsRootOnLinux(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("only Linux needs root to mount NFS")

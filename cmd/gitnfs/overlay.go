@@ -448,6 +448,10 @@ func runCommit(stderr io.Writer, f commitFlags) (string, error) {
 		if err := st.SetBranch(f.branch, id, from); err != nil {
 			return "", fmt.Errorf("commit %s written, but: %w", id, err)
 		}
+	} else {
+		// No ref points at the commit: git gc would prune it in time.
+		fmt.Fprintf(stderr, "gitnfs: commit: no branch points at %s; keep it with: git --git-dir=%s branch NAME %s (or commit with --branch NAME)\n",
+			id, filepath.Dir(o.store.ID()), id)
 	}
 	return id.String(), nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/follow"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/mergefs"
+	"github.com/gitnfs/gitnfs/internal/mount"
 	"github.com/gitnfs/gitnfs/internal/overlay"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
@@ -53,16 +53,23 @@ type serveFlags struct {
 }
 
 func newServe() *cobra.Command {
-	var f serveFlags
+	cmd, _ := newServeWithFlags()
+	return cmd
+}
+
+// newServeWithFlags is the serve command and the flags it parses into, for
+// gitnfs mount, which accepts them all and checks them before starting one.
+func newServeWithFlags() (*cobra.Command, *serveFlags) {
+	f := new(serveFlags)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve a revision over NFSv3 until interrupted",
 		Long: `serve opens a repository (bare, or a work tree with a .git directory or .git
 file), resolves a revision, and serves its tree over NFSv3: read-only, or
-writable with --overlay DIR, where every write lands (the object store is
-never written). NFS and
-MOUNT share one TCP port. Only the object store is read: the work tree's files
-are never served and nothing is ever written.
+writable with --overlay DIR, where every write lands. The object store is
+only read, never written, and the work tree's files are never served: without
+--overlay nothing is written anywhere; with it, only inside DIR. NFS and MOUNT
+share one TCP port.
 
 Revisions: a branch, a remote branch (origin/main), a tag (annotated tags are
 peeled), a full or short hash, HEAD, HEAD~3, v1.0^{tree}, or a raw tree id.
@@ -78,21 +85,21 @@ submodules as empty directories, all owned by --uid/--gid and dated with the
 commit's committer time.`,
 		Example: `  gitnfs serve
   gitnfs serve --repo /srv/repo.git --rev origin/main --listen 127.0.0.1:2049
-  sudo mount -t nfs -o vers=3,tcp,port=2049,mountport=2049,nolock 127.0.0.1:/ /mnt/repo`,
+  sudo mount -t nfs -o nolock,vers=3,tcp,port=2049,mountport=2049,ro,nocto,actimeo=3600 127.0.0.1:/ /mnt/repo`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, *f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.repo, "repo", ".", "repository: a work tree, a .git directory or a bare repository")
 	fl.StringVar(&f.rev, "rev", "HEAD", "revision to serve")
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:0", "address to listen on (port 0 picks a free port)")
-	fl.IntVar(&f.uid, "uid", os.Getuid(), "owner uid of every file")
-	fl.IntVar(&f.gid, "gid", os.Getgid(), "owner gid of every file")
-	fl.StringVar(&f.cacheSize, "cache-size", "256MiB", "bound on inflated blob bytes kept in memory")
+	fl.IntVar(&f.uid, "uid", os.Getuid(), "owner uid of every file (0 to 4294967294)")
+	fl.IntVar(&f.gid, "gid", os.Getgid(), "owner gid of every file (0 to 4294967294)")
+	fl.StringVar(&f.cacheSize, "cache-size", "256MiB", "bound on inflated blob bytes kept in memory, at least 1MiB (it cannot be turned off); not a bound on the process: go-git's caches, stream buffers and listings come on top")
 	fl.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
-	fl.IntVar(&f.maxInFlight, "max-inflight", 64, "concurrent requests per connection")
+	fl.IntVar(&f.maxInFlight, "max-inflight", 64, "concurrent requests per connection, 1 to 4096")
 	fl.BoolVar(&f.follow, "follow", false, "follow --rev as it moves: switch to each new commit atomically (handles of surviving paths stay valid)")
-	fl.DurationVar(&f.poll, "poll", time.Second, "with --follow: how often to check the ref")
+	fl.DurationVar(&f.poll, "poll", time.Second, "with --follow: how often to check the ref (at least 10ms)")
 	fl.StringVar(&f.overlay, "overlay", "", "make the export writable: writes land in this directory (created if missing), never in the object store")
 	fl.BoolVar(&f.force, "force", false, "with --overlay: open a directory made against another revision, layering it over this one")
 	fl.StringVar(&f.merge, "merge", "", "serve the merge of this revision into --rev, as git merge-tree computes it (conflicted paths materialized on first read)")
@@ -107,20 +114,17 @@ commit's committer time.`,
 	fl.StringVar(&f.maxReplyBytes, "max-reply-bytes", "128MiB", "bytes of READ/READDIR replies in flight at most; beyond it requests wait, then get NFS3ERR_JUKEBOX (0: no limit)")
 	fl.StringVar(&f.statsJSON, "stats-json", "", "on exit, write the op census as JSON to this file")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and the census (/census, /census.json, POST /reset) on this address")
-	return cmd
+	return cmd, f
 }
 
 func runServe(cmd *cobra.Command, f serveFlags) error {
-	log, err := newLogger(cmd.ErrOrStderr(), f.logLevel)
+	cfg, err := checkServeFlags(cmd.Flags(), f, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
-	cacheBytes, err := parseSize(f.cacheSize)
-	if err != nil {
-		return fmt.Errorf("--cache-size: %w", err)
-	}
+	log := cfg.log
 	census := stats.New()
-	store, err := tree.Open(f.repo, tree.Options{BlobCacheBytes: cacheBytes, Stats: &census.Internal})
+	store, err := tree.Open(f.repo, tree.Options{BlobCacheBytes: cfg.cacheBytes, Stats: &census.Internal})
 	if err != nil {
 		return err
 	}
@@ -129,28 +133,15 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	fsys := gitfs.New(store, snap, gitfs.Options{UID: uint32(f.uid), GID: uint32(f.gid)})
-	if f.overlay != "" && f.follow {
-		return fmt.Errorf("--overlay and --follow cannot be combined: an overlay records changes against one revision")
-	}
+	fsys := gitfs.New(store, snap, gitfs.Options{UID: cfg.uid, GID: cfg.gid})
 	var served vfs.FS = fsys
 	mergeNote := ""
 	var mergeOurs, mergeTheirs *tree.Snapshot
 	var mergeView *mergefs.FS
 	var mergeStyle merge3.Style
 	var buildMerge func() error // (re)builds mergeView from the refs as they are now
-	if f.merge == "" && (f.base != "" || cmd.Flags().Changed("conflict-style") || cmd.Flags().Changed("directory-renames")) {
-		return fmt.Errorf("--base, --conflict-style and --directory-renames need --merge")
-	}
 	if f.merge != "" {
-		style, err := merge3.ParseStyle(f.conflictStyle)
-		if err != nil {
-			return fmt.Errorf("--conflict-style: %w", err)
-		}
-		dirRenames, err := mergefs.ParseDirectoryRenames(f.dirRenames)
-		if err != nil {
-			return fmt.Errorf("--directory-renames: %w", err)
-		}
+		style, dirRenames := cfg.style, cfg.dirRenames
 		var base *tree.Snapshot
 		buildMerge = func() error {
 			ours, theirs, b, err := mergefs.ResolveMerge(store, f.rev, f.merge, f.base, mergefs.Options{Style: style})
@@ -167,7 +158,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 				mergeView = next
 				return nil
 			}
-			mergeView = mergefs.New(store, ours, theirs, b, mergefs.Options{UID: uint32(f.uid), GID: uint32(f.gid), Style: style, DirectoryRenames: dirRenames})
+			mergeView = mergefs.New(store, ours, theirs, b, mergefs.Options{UID: cfg.uid, GID: cfg.gid, Style: style, DirectoryRenames: dirRenames})
 			return nil
 		}
 		if err := buildMerge(); err != nil {
@@ -182,9 +173,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		var ov *overlay.FS
 		var err error
 		if f.merge != "" {
-			ov, err = openMergeOverlay(f.overlay, f.force, mergeView, store, mergeOurs, mergeTheirs, mergeStyle, f.rev, f.merge, uint32(f.uid), uint32(f.gid), log)
+			ov, err = openMergeOverlay(f.overlay, f.force, mergeView, store, mergeOurs, mergeTheirs, mergeStyle, f.rev, f.merge, cfg.uid, cfg.gid, log)
 		} else {
-			ov, err = openServeOverlay(f.overlay, f.force, fsys, store, snap, f.rev, uint32(f.uid), uint32(f.gid), log)
+			ov, err = openServeOverlay(f.overlay, f.force, fsys, store, snap, f.rev, cfg.uid, cfg.gid, log)
 		}
 		if err != nil {
 			return err
@@ -192,24 +183,13 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		defer ov.Close()
 		served = ov
 	}
-	if err := nfs.CheckListenAddr(f.listen, f.allowRemote); err != nil {
-		return err
-	}
-	allowUIDs, err := parseUIDs(f.allowUIDs, uint32(f.uid))
-	if err != nil {
-		return err
-	}
-	replyBytes, err := parseSize(f.maxReplyBytes)
-	if err != nil {
-		return fmt.Errorf("--max-reply-bytes: %w", err)
-	}
 	srv := nfs.NewServer(served, nfs.Options{
 		Fallback:      billyfs.NewHandler(served),
-		AllowUIDs:     allowUIDs,
+		AllowUIDs:     cfg.allowUIDs,
 		AllowAuthNone: f.allowAuthNone,
-		MaxConns:      orNoLimit(f.maxConns),
-		IdleTimeout:   time.Duration(orNoLimit(int(f.idleTimeout))),
-		MaxReplyBytes: int64(orNoLimit(int(replyBytes))),
+		MaxConns:      cfg.maxConns,
+		IdleTimeout:   cfg.idleTimeout,
+		MaxReplyBytes: cfg.maxReplyBytes,
 		MaxInFlight:   f.maxInFlight,
 		Census:        census,
 		Log:           log,
@@ -222,8 +202,15 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		l.Close()
 		return err
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	printBanner(cmd.OutOrStdout(), f, snap, store, l.Addr().String(), port)
+	var remote []string
+	if h, _, _ := net.SplitHostPort(l.Addr().String()); mount.Wildcard(h) {
+		ifAddrs, _ := net.InterfaceAddrs() // without them, only the loopback line
+		remote = mount.RemoteSources(ifAddrs)
+	}
+	if err := printBanner(cmd.OutOrStdout(), f.repo, f.rev, snap, l.Addr().String(), mountExport(cmd.Flags()), remote); err != nil {
+		l.Close()
+		return err
+	}
 	if loop, _ := nfs.IsLoopbackAddr(l.Addr().String()); !loop {
 		fmt.Fprintln(cmd.ErrOrStderr(), nfs.AuthSysWarning)
 	}
@@ -310,18 +297,42 @@ func writeCensus(stderr io.Writer, r stats.Report, jsonFile string) error {
 	return nil
 }
 
-func printBanner(w io.Writer, f serveFlags, snap *tree.Snapshot, store *tree.Store, addr string, port int) {
-	repo, _ := filepath.Abs(f.repo)
+// printBanner prints what serve listens on and how to mount it. Its first
+// line is what gitnfs mount reads (mount.ParseBanner); the mount lines are
+// built by mount.MountCommand, the function that builds what gitnfs mount
+// runs, so both always give the same options (nocto and the long attribute
+// cache only for an export that cannot change). remote lists the NFS
+// sources other machines may use when the listener is a wildcard.
+func printBanner(w io.Writer, repo, rev string, snap *tree.Snapshot, addr string, export mount.Export, remote []string) error {
+	abs, _ := filepath.Abs(repo)
 	what := "tree " + snap.Root.String()[:12]
 	if !snap.Commit.IsZero() {
 		what = "commit " + snap.Commit.String()[:12]
 	}
-	host, _, _ := net.SplitHostPort(addr)
-	opts := fmt.Sprintf("vers=3,tcp,port=%d,mountport=%d", port, port)
-	fmt.Fprintf(w, "gitnfs: serving %s at %s (%s) on %s\n", repo, f.rev, what, addr)
-	fmt.Fprintf(w, "  Linux: sudo mount -t nfs -o %s,nolock %s:/ /mnt/gitnfs\n", opts, host)
-	fmt.Fprintf(w, "  macOS: sudo mount_nfs -o %s,locallocks,noresvport %s:/ /Volumes/gitnfs\n", opts, host)
+	host, port, err := mount.ServerHost(addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "gitnfs: serving %s at %s (%s) on %s\n", abs, rev, what, addr)
+	for _, client := range []struct{ goos, label, mountpoint string }{
+		{"linux", "Linux", "/mnt/gitnfs"},
+		{"darwin", "macOS", "/Volumes/gitnfs"},
+	} {
+		mc, err := mount.MountCommand(mount.Spec{GOOS: client.goos, Host: host, Port: port, Mountpoint: client.mountpoint, Export: export})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "  %s: sudo %s\n", client.label, mc)
+	}
+	if len(remote) > 0 {
+		quoted := make([]string, len(remote))
+		for i, r := range remote {
+			quoted[i] = mount.ShellQuote(r)
+		}
+		fmt.Fprintf(w, "  other machines: mount %s instead of %s\n", strings.Join(quoted, " or "), mount.ShellQuote(mount.Source(host)))
+	}
 	fmt.Fprintf(w, "  stop with Ctrl-C\n")
+	return nil
 }
 
 // listen opens the listening socket, or takes the one a supervisor hands
@@ -351,61 +362,4 @@ func listen(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	return l, nil
-}
-
-// orNoLimit maps a flag's 0 ("no limit") to the -1 nfs.Options uses for
-// that, since 0 there means the default.
-func orNoLimit(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
-}
-
-// parseUIDs reads --allow-uid. The default serves the serving user, the
-// --uid owner and root (Linux mounts as root); "any" serves every uid.
-func parseUIDs(vals []string, owner uint32) ([]uint32, error) {
-	if len(vals) == 0 {
-		return []uint32{uint32(os.Getuid()), owner, 0}, nil
-	}
-	var out []uint32
-	for _, v := range vals {
-		if v == "any" {
-			return nil, nil
-		}
-		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("--allow-uid %q: want a numeric uid or \"any\"", v)
-		}
-		out = append(out, uint32(n))
-	}
-	return out, nil
-}
-
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
-}
-
-// parseSize reads "256MiB", "1GiB", "512K", or a plain byte count.
-func parseSize(s string) (int64, error) {
-	t := strings.TrimSpace(strings.ToUpper(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%q is not a size (try 256MiB)", s)
-	}
-	return n * mult, nil
 }

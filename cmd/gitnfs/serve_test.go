@@ -49,24 +49,3 @@ func TestServeRefusesBadInputWithClearMessages(t *testing.T) {
 		}
 	}
 }
-
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{"256MiB": 256 << 20, "1GiB": 1 << 30, "512K": 512 << 10, "1000": 1000, "2 mb": 2 << 20} {
-		got, err := parseSize(in)
-		if err != nil || got != want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "-1", "MiB", "1.5G", "lots"} {
-		if _, err := parseSize(in); err == nil {
-			t.Errorf("parseSize(%q) accepted", in)
-		}
-	}
-}
-
-func TestVersionPrints(t *testing.T) {
-	out, err := run(t, "version")
-	if err != nil || !strings.HasPrefix(out, "gitnfs ") {
-		t.Errorf("version: %q, %v", out, err)
-	}
-}

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,6 +31,9 @@ as LOOKUPs per listed entry. Internal counters are never client calls.`,
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			defer cancel()
 			r, err := stats.Fetch(ctx, addr)
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				return fmt.Errorf("%w\n  no gitnfs server serves its census on %s: start one with gitnfs serve --metrics-addr %s (or pass that server's --metrics-addr as --addr)", err, addr, addr)
+			}
 			if err != nil {
 				return err
 			}

@@ -7,11 +7,19 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set by the linker (-X main.version=...) for releases.
+// version is set by the linker: make build passes -X main.version= with
+// git describe --always --dirty, which already names the commit and
+// whether the tree was dirty.
 var version = ""
 
+// versionString is what gitnfs version and gitnfs --version print: the
+// stamped version as it is, else the module version (go install ...@v1.2.0)
+// or "devel", with the VCS revision Go recorded, if any.
 func versionString() string {
-	v := version
+	if version != "" {
+		return version
+	}
+	v := ""
 	rev, dirty := "", false
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if v == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {

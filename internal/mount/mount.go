@@ -93,7 +93,13 @@ func Options(s Spec) (string, error) {
 	return strings.Join(o, ","), nil
 }
 
-// Source returns the NFS source argument, "HOST:/" (IPv6 in brackets).
+// Source returns the NFS source argument, "HOST:/", with an IPv6 address
+// in brackets, the form both clients take: Linux mount.nfs parses the
+// device name with nfs-utils' parse_dev.c, which needs the brackets to tell
+// an IPv6 host's colons from the one before the path (nfs(5) gives
+// "[fe80::215:c5ff:fb3e:e2b1%eth0]:/export"); the BSD mount_nfs that
+// macOS's descends from strips "[addr]:" before getaddrinfo (FreeBSD's
+// getnfsargs). Checked in their sources, not on a Mac.
 func Source(host string) string {
 	if host == "" {
 		host = "127.0.0.1"
@@ -164,8 +170,11 @@ func UnmountCommands(goos, mountpoint string) ([]Command, error) {
 }
 
 // ServerHost returns the host a client on this machine should mount for a
-// server listening on addr (HOST:PORT): the host itself, or loopback when
-// the server listens on every address.
+// server listening on addr (HOST:PORT): the host itself, or 127.0.0.1 when
+// the server listens on every address. Go reports a wildcard listener as
+// "[::]" even for --listen 0.0.0.0:P, and listens dual-stack there (it
+// clears IPV6_V6ONLY), so IPv4 loopback reaches it either way, while ::1
+// would not when the user asked for 0.0.0.0 on a host without IPv6.
 func ServerHost(addr string) (host string, port int, err error) {
 	h, p, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -175,13 +184,36 @@ func ServerHost(addr string) (host string, port int, err error) {
 	if err != nil || port <= 0 || port > 65535 {
 		return "", 0, fmt.Errorf("server address %q: bad port", addr)
 	}
-	if ip := net.ParseIP(h); h == "" || (ip != nil && ip.IsUnspecified()) {
+	if Wildcard(h) {
 		h = "127.0.0.1"
-		if ip != nil && ip.To4() == nil {
-			h = "::1"
-		}
 	}
 	return h, port, nil
+}
+
+// Wildcard reports whether host (of a listen address) means every address.
+func Wildcard(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "" || (ip != nil && ip.IsUnspecified())
+}
+
+// RemoteSources returns the NFS sources ("HOST:/") by which other machines
+// may reach a wildcard listener on this one: each address of addrs (the
+// machine's interface addresses) that is neither loopback nor link-local
+// (a link-local one needs a zone that only the client knows).
+func RemoteSources(addrs []net.Addr) []string {
+	var out []string
+	for _, a := range addrs {
+		ipn, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		ip := ipn.IP
+		if ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() || ip.IsMulticast() {
+			continue
+		}
+		out = append(out, Source(ip.String()))
+	}
+	return out
 }
 
 func unsupported(goos string) error {

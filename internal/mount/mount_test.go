@@ -2,6 +2,7 @@ package mount
 
 import (
 	"errors"
+	"net"
 	"reflect"
 	"strings"
 	"testing"
@@ -110,7 +111,7 @@ func TestServerHost(t *testing.T) {
 	for addr, want := range map[string]string{
 		"127.0.0.1:2049": "127.0.0.1",
 		"0.0.0.0:2049":   "127.0.0.1",
-		"[::]:2049":      "::1",
+		"[::]:2049":      "127.0.0.1", // what Go reports for --listen 0.0.0.0:P too
 		"[::1]:2049":     "::1",
 		":2049":          "127.0.0.1",
 		"10.0.0.5:2049":  "10.0.0.5",
@@ -124,6 +125,21 @@ func TestServerHost(t *testing.T) {
 		if _, _, err := ServerHost(bad); err == nil {
 			t.Errorf("ServerHost(%q): want an error", bad)
 		}
+	}
+}
+
+func TestRemoteSourcesSkipsWhatAnotherMachineCannotReach(t *testing.T) {
+	var addrs []net.Addr
+	for _, c := range []string{"127.0.0.1/8", "::1/128", "fe80::1/64", "192.0.2.2/24", "fd00::2/64"} {
+		ip, n, err := net.ParseCIDR(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs = append(addrs, &net.IPNet{IP: ip, Mask: n.Mask})
+	}
+	got := strings.Join(RemoteSources(addrs), " ")
+	if want := "192.0.2.2:/ [fd00::2]:/"; got != want {
+		t.Errorf("RemoteSources = %q, want %q", got, want)
 	}
 }
 

@@ -212,6 +212,11 @@ func Open(dir string, base vfs.FS, opts Options) (*FS, error) {
 
 func (f *FS) open() error {
 	if !f.opts.ReadOnly {
+		// Refuse a directory that is not an overlay before the lock file
+		// is made in it: a refusal leaves the directory as it was.
+		if err := f.checkNewDirEmpty(); err != nil {
+			return err
+		}
 		if err := f.takeLock(); err != nil {
 			return err
 		}
@@ -277,11 +282,8 @@ func (f *FS) checkIdentity() error {
 		if f.opts.ReadOnly {
 			return fmt.Errorf("%s is not an overlay directory (no overlay.json)", f.dir)
 		}
-		ents, _ := os.ReadDir(f.dir)
-		for _, e := range ents {
-			if e.Name() != "lock" && e.Name() != "data" {
-				return fmt.Errorf("overlay %s: not empty and no overlay.json: not an overlay directory", f.dir)
-			}
+		if err := f.checkNewDirEmpty(); err != nil {
+			return err
 		}
 		f.ident = want
 		return f.writeIdentity()
@@ -313,12 +315,32 @@ func (f *FS) checkIdentity() error {
 		return fmt.Sprintf("%s (%s) of %s", s, id.Rev, id.Repo)
 	}
 	if !f.opts.Force {
-		return fmt.Errorf("overlay %s was made against %s, not %s: serve that revision (--rev %s), use another --overlay directory, or --force to layer it over this one: %w",
-			f.dir, what(have), what(want), firstNonEmpty(have.Commit, have.Tree), ErrMismatch)
+		serveAs := "--rev " + firstNonEmpty(have.Commit, have.Tree)
+		if m := have.Merge; m != nil {
+			serveAs = "--rev " + firstNonEmpty(m.Ours.Commit, m.Ours.Tree) + " --merge " + firstNonEmpty(m.Theirs.Commit, m.Theirs.Tree)
+		}
+		return fmt.Errorf("overlay %s was made against %s, not %s: serve that revision (--repo %s %s), use another --overlay directory, or --force to layer it over this one: %w",
+			f.dir, what(have), what(want), filepath.Dir(have.Repo), serveAs, ErrMismatch)
 	}
 	f.log.Warn("overlay forced over another revision", "dir", f.dir, "was", what(have), "now", what(want))
 	f.ident = want
 	return f.writeIdentity()
+}
+
+// checkNewDirEmpty refuses a directory without overlay.json that holds
+// anything but what Open makes (lock, data): it is not an overlay, and
+// becoming one would mix its files into the export's.
+func (f *FS) checkNewDirEmpty() error {
+	if fileExists(filepath.Join(f.dir, "overlay.json")) {
+		return nil
+	}
+	ents, _ := os.ReadDir(f.dir)
+	for _, e := range ents {
+		if e.Name() != "lock" && e.Name() != "data" {
+			return fmt.Errorf("overlay %s: not empty and no overlay.json: not an overlay directory (use an empty or new directory)", f.dir)
+		}
+	}
+	return nil
 }
 
 func short(h string) string {

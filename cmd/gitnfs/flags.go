@@ -1,0 +1,233 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gitnfs/gitnfs/internal/mergefs"
+	"github.com/gitnfs/gitnfs/merge3"
+	"github.com/gitnfs/gitnfs/nfs"
+)
+
+// Bounds of the serve flags that take a number. Each is stated in the
+// flag's help, so that a refusal never surprises.
+const (
+	// minCacheBytes: below about 1 MiB the blob cache holds almost nothing
+	// (blobs up to an eighth of it are cached whole, bigger ones stream),
+	// so every READ of a small file inflates it again. A cache cannot be
+	// turned off, so 0 is refused rather than quietly meaning the default.
+	minCacheBytes = 1 << 20
+	// maxInFlightLimit: each slot is a channel slot made up front per
+	// connection (nfs.Server allocates them), so a huge value would cost
+	// memory before any request arrives; 4096 is 64x the default.
+	maxInFlightLimit = 4096
+	// minPoll: a shorter poll turns --follow into a busy loop of ref reads.
+	minPoll = 10 * time.Millisecond
+	// maxOwnerID: uid_t and gid_t are 32-bit, and (uid_t)-1 means "no
+	// change" to chown(2), never an owner.
+	maxOwnerID = math.MaxUint32 - 1
+)
+
+// serveConfig is what the serve flags mean once checked: every flag is
+// read and refused here, in one place, before anything is opened.
+type serveConfig struct {
+	log           *slog.Logger
+	cacheBytes    int64
+	uid, gid      uint32
+	allowUIDs     []uint32 // nil: every uid
+	style         merge3.Style
+	dirRenames    string
+	maxConns      int           // nfs.Options meaning: -1 no limit
+	idleTimeout   time.Duration // nfs.Options meaning: -1 never
+	maxReplyBytes int64         // nfs.Options meaning: -1 no limit
+}
+
+// checkServeFlags reads and checks the serve flags f (fs is the flag set
+// they were parsed from, for what was given explicitly). gitnfs mount
+// calls it too, so a bad flag is refused before any server starts.
+func checkServeFlags(fs *pflag.FlagSet, f serveFlags, logOut io.Writer) (serveConfig, error) {
+	var c serveConfig
+	changed := func(name string) bool {
+		fl := fs.Lookup(name)
+		return fl != nil && fl.Changed
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return c, fmt.Errorf("--log-level %q: want debug, info, warn or error", f.logLevel)
+	}
+	c.log = slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: l}))
+
+	var err error
+	if c.cacheBytes, err = parseSizeFlag(fs, "cache-size", f.cacheSize); err != nil {
+		return c, err
+	}
+	if c.cacheBytes < minCacheBytes {
+		return c, fmt.Errorf("--cache-size %s: the blob cache cannot be turned off; the smallest is 1MiB", f.cacheSize)
+	}
+	if c.uid, err = ownerID("uid", f.uid); err != nil {
+		return c, err
+	}
+	if c.gid, err = ownerID("gid", f.gid); err != nil {
+		return c, err
+	}
+	if c.allowUIDs, err = parseUIDs(f.allowUIDs, c.uid); err != nil {
+		return c, err
+	}
+
+	if f.maxInFlight < 1 || f.maxInFlight > maxInFlightLimit {
+		return c, fmt.Errorf("--max-inflight %d: want 1 to %d requests per connection", f.maxInFlight, maxInFlightLimit)
+	}
+	if f.maxConns < 0 {
+		return c, fmt.Errorf("--max-conns %d: want a count of connections, or 0 for no limit", f.maxConns)
+	}
+	c.maxConns = orNoLimit(f.maxConns)
+	if f.idleTimeout < 0 {
+		return c, fmt.Errorf("--idle-timeout %v: want a duration, or 0 to never drop an idle connection", f.idleTimeout)
+	}
+	c.idleTimeout = time.Duration(orNoLimit(int(f.idleTimeout)))
+	replyBytes, err := parseSizeFlag(fs, "max-reply-bytes", f.maxReplyBytes)
+	if err != nil {
+		return c, err
+	}
+	c.maxReplyBytes = int64(orNoLimit(int(replyBytes)))
+
+	// Flags that only mean something with another one: refused alone, all
+	// the same way, so a typo'd command line never silently does less.
+	for _, dep := range []struct{ flag, needs string }{
+		{"poll", "follow"},
+		{"force", "overlay"},
+		{"base", "merge"},
+		{"conflict-style", "merge"},
+		{"directory-renames", "merge"},
+	} {
+		if changed(dep.flag) && !isSet(fs, dep.needs) {
+			return c, fmt.Errorf("--%s needs --%s", dep.flag, dep.needs)
+		}
+	}
+	if f.overlay != "" && f.follow {
+		return c, fmt.Errorf("--overlay and --follow cannot be combined: an overlay records changes against one revision")
+	}
+	if f.follow && f.poll < minPoll {
+		return c, fmt.Errorf("--poll %v: want at least %v between looks at the ref", f.poll, minPoll)
+	}
+	if f.merge != "" {
+		if c.style, err = merge3.ParseStyle(f.conflictStyle); err != nil {
+			return c, fmt.Errorf("--conflict-style: %w", err)
+		}
+		if c.dirRenames, err = mergefs.ParseDirectoryRenames(f.dirRenames); err != nil {
+			return c, fmt.Errorf("--directory-renames: %w", err)
+		}
+	}
+	if err := nfs.CheckListenAddr(f.listen, f.allowRemote); err != nil {
+		return c, err
+	}
+	if f.metricsAddr != "" {
+		if _, _, err := net.SplitHostPort(f.metricsAddr); err != nil {
+			return c, fmt.Errorf("--metrics-addr %q: want HOST:PORT, e.g. 127.0.0.1:9108", f.metricsAddr)
+		}
+	}
+	return c, nil
+}
+
+// isSet reports whether a flag has a value that turns it on (a bool that is
+// true, a string or list that is not empty), given explicitly or not. It
+// goes by the flag's type, so that --overlay 0 (a directory named 0) is set.
+func isSet(fs *pflag.FlagSet, name string) bool {
+	fl := fs.Lookup(name)
+	if fl == nil {
+		return false
+	}
+	v := fl.Value.String()
+	switch fl.Value.Type() {
+	case "bool":
+		return v == "true"
+	case "string":
+		return v != ""
+	case "stringSlice":
+		return v != "[]"
+	}
+	return v != fl.DefValue
+}
+
+func ownerID(name string, v int) (uint32, error) {
+	if v < 0 || v > maxOwnerID {
+		return 0, fmt.Errorf("--%s %d: want a %s from 0 to %d", name, v, name, uint32(maxOwnerID))
+	}
+	return uint32(v), nil
+}
+
+// parseSizeFlag reads the size flag name, whose refusal suggests the flag's
+// own default as an example.
+func parseSizeFlag(fs *pflag.FlagSet, name, v string) (int64, error) {
+	n, err := parseSize(v)
+	if err != nil {
+		example := "256MiB"
+		if fl := fs.Lookup(name); fl != nil {
+			example = fl.DefValue
+		}
+		return 0, fmt.Errorf("--%s: %w (try %s)", name, err, example)
+	}
+	return n, nil
+}
+
+// parseSize reads "256MiB", "1GiB", "512K", or a plain byte count. Units
+// are powers of 1024 whatever their spelling, as in git's config.
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToUpper(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a size", s)
+	}
+	if n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("%q is too large (at most %d GiB)", s, int64(math.MaxInt64)>>30)
+	}
+	return n * mult, nil
+}
+
+// orNoLimit maps a flag's 0 ("no limit") to the -1 nfs.Options uses for
+// that, since 0 there means the default.
+func orNoLimit(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// parseUIDs reads --allow-uid. The default serves the serving user, the
+// --uid owner and root (Linux mounts as root); "any" serves every uid.
+func parseUIDs(vals []string, owner uint32) ([]uint32, error) {
+	if len(vals) == 0 {
+		return []uint32{uint32(os.Getuid()), owner, 0}, nil
+	}
+	var out []uint32
+	for _, v := range vals {
+		if v == "any" {
+			return nil, nil
+		}
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+		if err != nil || n > maxOwnerID {
+			return nil, fmt.Errorf("--allow-uid %q: want a numeric uid or \"any\"", v)
+		}
+		out = append(out, uint32(n))
+	}
+	return out, nil
+}
