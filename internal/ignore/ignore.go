@@ -25,7 +25,12 @@ type pattern struct {
 	negative  bool   // "!pattern": re-include
 	mustBeDir bool   // "pattern/": directories only
 	basename  bool   // no slash left: matched against the last component only
-	line      int
+	// literal is the length of text's prefix without wildcards. git
+	// compares that prefix as a string and wildmatches only the rest,
+	// which is not always the same as matching the whole: "/a**/b"
+	// matches "ab" because "**/b" then starts the pattern.
+	literal int
+	line    int
 }
 
 // List is the rules of one file, in file order. Base is the directory
@@ -98,8 +103,14 @@ func parsePattern(s string) (pattern, bool) {
 		return p, false // matches nothing in git either
 	}
 	p.basename = !strings.Contains(s, "/")
-	// A leading slash only anchors, which every pattern with a slash is.
-	p.text = strings.TrimPrefix(s, "/")
+	p.text = s
+	p.literal = len(s)
+	for i := 0; i < len(s); i++ {
+		if isGlobSpecial(s[i]) {
+			p.literal = i
+			break
+		}
+	}
 	return p, true
 }
 
@@ -110,8 +121,13 @@ func (p *pattern) match(base, path, name string, isDir bool) bool {
 		return false
 	}
 	if p.basename {
+		if p.literal == len(p.text) {
+			return name == p.text
+		}
 		return wildmatch(p.text, name, false)
 	}
+	// match_pathname: anchored at base; a leading slash only anchors,
+	// which every pattern with a slash is.
 	rel := path
 	if base != "" {
 		if !strings.HasPrefix(path, base+"/") {
@@ -119,7 +135,20 @@ func (p *pattern) match(base, path, name string, isDir bool) bool {
 		}
 		rel = path[len(base)+1:]
 	}
-	return wildmatch(p.text, rel, true)
+	text, literal := p.text, p.literal
+	if text[0] == '/' {
+		text, literal = text[1:], literal-1
+	}
+	if literal > 0 {
+		if !strings.HasPrefix(rel, text[:literal]) {
+			return false
+		}
+		text, rel = text[literal:], rel[literal:]
+		if text == "" && rel == "" {
+			return true
+		}
+	}
+	return wildmatch(text, rel, true)
 }
 
 // last is the list's last rule matching path, or nil: later lines win.
