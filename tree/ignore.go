@@ -65,15 +65,17 @@ func excludesFilePath(gitDir string) (string, error) {
 	if xdg == "" && home != "" {
 		xdg = filepath.Join(home, ".config")
 	}
+	// Set but empty, GIT_CONFIG_SYSTEM and GIT_CONFIG_GLOBAL name no
+	// file at all, as in git.
 	var files []string
-	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
-		sys := os.Getenv("GIT_CONFIG_SYSTEM")
-		if sys == "" {
+	if !envTrue("GIT_CONFIG_NOSYSTEM") {
+		sys, set := os.LookupEnv("GIT_CONFIG_SYSTEM")
+		if !set {
 			sys = "/etc/gitconfig"
 		}
 		files = append(files, sys)
 	}
-	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
+	if g, set := os.LookupEnv("GIT_CONFIG_GLOBAL"); set {
 		files = append(files, g)
 	} else {
 		if xdg != "" {
@@ -86,6 +88,9 @@ func excludesFilePath(gitDir string) (string, error) {
 	files = append(files, filepath.Join(gitDir, "config"))
 	value := ""
 	for _, f := range files {
+		if f == "" {
+			continue
+		}
 		b, err := os.ReadFile(f)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -127,4 +132,13 @@ func excludesFilePath(gitDir string) (string, error) {
 		value = filepath.Join(top, value)
 	}
 	return value, nil
+}
+
+// envTrue reads a boolean environment variable as git_env_bool does.
+func envTrue(name string) bool {
+	switch strings.ToLower(os.Getenv(name)) {
+	case "", "0", "false", "no", "off":
+		return false
+	}
+	return true
 }
