@@ -207,6 +207,37 @@ func randomCase(r *rand.Rand, prefix string) (tracked, final map[string][]byte, 
 			p := have[r.Intn(len(have))]
 			delete(files, p)
 			ops = append(ops, ignoreOp{kind: 'd', path: p})
+		case k == 4 && r.Intn(2) == 0: // a directory moved to a path the base does not have
+			var ds []string
+			for d := range dirs {
+				if strings.HasPrefix(d, prefix+"/") {
+					ds = append(ds, d)
+				}
+			}
+			sort.Strings(ds)
+			if len(ds) == 0 {
+				continue
+			}
+			from := ds[r.Intn(len(ds))]
+			to := prefix + "/" + caseDirs[r.Intn(len(caseDirs))]
+			if r.Intn(2) == 0 {
+				to += "/" + caseDirs[r.Intn(len(caseDirs))]
+			}
+			if dirs[to] || !fits(to) || strings.HasPrefix(to+"/", from+"/") || tracked[to] != nil || files[to] != nil {
+				continue
+			}
+			moved := false
+			for _, p := range have {
+				if strings.HasPrefix(p, from+"/") {
+					add(to+p[len(from):], files[p])
+					delete(files, p)
+					moved = true
+				}
+			}
+			if !moved {
+				continue // emptied by earlier deletes: git has no directory to move
+			}
+			ops = append(ops, ignoreOp{kind: 'R', path: from, to: to})
 		default: // a tracked file moved to a path the base does not have
 			p, to := have[r.Intn(len(have))], randomPath()
 			if _, ok := tracked[p]; !ok || !fits(to) || files[to] != nil || tracked[to] != nil || dirs[p] {
@@ -341,7 +372,7 @@ func TestStatusAndCommitIgnoreAsGitDoes(t *testing.T) {
 				if err := os.Remove(filepath.Join(wt, op.path)); err != nil {
 					t.Fatal(err)
 				}
-			case 'r':
+			case 'r', 'R':
 				ovWrite(t, ov, path.Join(path.Dir(op.to), ".mk"), nil) // make the parents
 				pd, _ := ovParent(t, ov, path.Join(path.Dir(op.to), ".mk"))
 				if err := ov.Remove(pd, ".mk"); err != nil {
@@ -422,25 +453,24 @@ func equalLines(a, b []string) bool {
 	return strings.Join(a, "\n") == strings.Join(b, "\n")
 }
 
-// diffLines names the lines only one side has.
+// diffLines names the lines one side has more often than the other.
 func diffLines(got, want []string) string {
-	g, w := map[string]bool{}, map[string]bool{}
+	n := map[string]int{}
 	for _, l := range got {
-		g[l] = true
+		n[l]++
 	}
 	for _, l := range want {
-		w[l] = true
+		n[l]--
 	}
 	var b strings.Builder
-	for _, l := range got {
-		if !w[l] {
-			fmt.Fprintf(&b, "only gitnfs: %s\n", l)
+	for _, l := range append(append([]string(nil), got...), want...) {
+		switch c := n[l]; {
+		case c > 0:
+			fmt.Fprintf(&b, "only gitnfs (%dx): %s\n", c, l)
+		case c < 0:
+			fmt.Fprintf(&b, "only git (%dx):    %s\n", -c, l)
 		}
-	}
-	for _, l := range want {
-		if !g[l] {
-			fmt.Fprintf(&b, "only git:    %s\n", l)
-		}
+		n[l] = 0
 	}
 	return b.String()
 }

@@ -288,6 +288,10 @@ func (s *statusWalk) deleted() error {
 		if bn.Type != fattr.Dir {
 			if !s.seen[bn.Path] && !s.leafAt[bn.Path] {
 				s.out = append(s.out, Change{Kind: 'D', Path: bn.Path})
+				// Once: a base file can be hidden twice, in its
+				// directory's old place and in the moved directory
+				// that deleted it.
+				s.seen[bn.Path] = true
 			}
 			return nil
 		}
