@@ -489,3 +489,72 @@ func fastTempDir(t *testing.T) string {
 	}
 	return t.TempDir()
 }
+
+// TestMacOSMetadataIsLeftOut: with no ignore rule at all, what a macOS
+// NFS client writes (.DS_Store, AppleDouble ._* files) is ignored by
+// status and left out of commit, listed by status --ignored; a negation
+// in .git/info/exclude takes one back; a tracked .DS_Store stays tracked.
+func TestMacOSMetadataIsLeftOut(t *testing.T) {
+	ignoreEnv(t)
+	wt := t.TempDir()
+	writeFileAll(t, filepath.Join(wt, "src", "main.c"), []byte("int main;\n"))
+	writeFileAll(t, filepath.Join(wt, "docs", ".DS_Store"), []byte("tracked\n"))
+	gitHere(t, wt, "init", "-q", "-b", "main", ".")
+	gitHere(t, wt, "add", "-A")
+	gitHere(t, wt, "commit", "-q", "-m", "base")
+	dir := filepath.Join(fastTempDir(t), "ov")
+	ov, done := openTestOverlay(t, wt, dir)
+	for _, p := range []string{"src/._main.c", "src/.DS_Store", ".DS_Store", "._keep", "src/new.c", "docs/.DS_Store", "._dir/x"} {
+		ovWrite(t, ov, p, []byte("bytes of "+p+"\n"))
+	}
+	done()
+
+	out, _, code := runOverlayCmd(t, "status", "--overlay", dir)
+	if want := "M  docs/.DS_Store\nA  src/new.c\n"; out != want || code != 1 {
+		t.Errorf("status: exit %d\n%swant exit 1 and\n%s", code, out, want)
+	}
+	out, _, _ = runOverlayCmd(t, "status", "--overlay", dir, "--ignored")
+	want := "M  docs/.DS_Store\nA  src/new.c\n!! .DS_Store\n!! ._dir/x\n!! ._keep\n!! src/.DS_Store\n!! src/._main.c\n"
+	if out != want {
+		t.Errorf("status --ignored:\n%swant:\n%s", out, want)
+	}
+
+	writeFileAll(t, filepath.Join(wt, ".git", "info", "exclude"), []byte("!._keep\n"))
+	out, _, _ = runOverlayCmd(t, "status", "--overlay", dir)
+	if want := "A  ._keep\nM  docs/.DS_Store\nA  src/new.c\n"; out != want {
+		t.Errorf("status with !._keep in info/exclude:\n%swant:\n%s", out, want)
+	}
+	id, err := runCommit(&bytes.Buffer{}, commitFlags{dir: dir, msg: "sandbox"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := gitHere(t, wt, "ls-tree", "-r", "--name-only", id)
+	if want := "._keep\ndocs/.DS_Store\nsrc/main.c\nsrc/new.c\n"; got != want {
+		t.Errorf("committed:\n%swant:\n%s", got, want)
+	}
+}
+
+// TestOnlyIgnoredChangesAreNoChange: a sandbox that wrote only ignored
+// files is clean (exit 0), and commit has nothing to commit.
+func TestOnlyIgnoredChangesAreNoChange(t *testing.T) {
+	ignoreEnv(t)
+	wt := t.TempDir()
+	writeFileAll(t, filepath.Join(wt, ".gitignore"), []byte("*.o\nnode_modules/\n"))
+	writeFileAll(t, filepath.Join(wt, "a.c"), []byte("int a;\n"))
+	gitHere(t, wt, "init", "-q", "-b", "main", ".")
+	gitHere(t, wt, "add", "-A")
+	gitHere(t, wt, "commit", "-q", "-m", "base")
+	dir := filepath.Join(fastTempDir(t), "ov")
+	ov, done := openTestOverlay(t, wt, dir)
+	for _, p := range []string{"a.o", ".DS_Store", "node_modules/x/index.js", "._a.c"} {
+		ovWrite(t, ov, p, []byte("x\n"))
+	}
+	done()
+	if out, errOut, code := runOverlayCmd(t, "status", "--overlay", dir); out != "" || code != 0 {
+		t.Errorf("status: exit %d, out %q, err %q; want a clean exit 0", code, out, errOut)
+	}
+	_, err := runCommit(&bytes.Buffer{}, commitFlags{dir: dir, msg: "nothing"})
+	if err == nil || !strings.Contains(err.Error(), "nothing to commit") {
+		t.Errorf("commit: %v, want nothing to commit", err)
+	}
+}
