@@ -2,6 +2,7 @@ package overlay_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -128,5 +129,66 @@ func TestSymlinkedGitignoreIsNotRead(t *testing.T) {
 	}
 	if got, want := statusLines(t, f, overlay.StatusOptions{Ignore: ignore.New(f.Gitignore)}), "A .gitignore\nA x\n"; got != want {
 		t.Fatalf("status:\n%swant:\n%s", got, want)
+	}
+}
+
+// BenchmarkStatusNodeModules: status over an overlay where a build wrote
+// 4,000 files in 400 directories of node_modules, which .gitignore
+// ignores. With the rules the whole directory costs one lookup (LeftOut);
+// without them every file is walked and listed.
+func BenchmarkStatusNodeModules(b *testing.B) {
+	repo := testrepo.Init(b, false)
+	testrepo.Commit(b, repo, map[string]testrepo.File{
+		".gitignore": {Mode: "100644", Data: []byte("node_modules/\n")},
+		"index.js":   {Mode: "100644", Data: []byte("x\n")},
+	}, "base")
+	dir := b.TempDir()
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		// The overlay fsyncs each operation: tmpfs keeps the setup short.
+		if d, err := os.MkdirTemp("/dev/shm", "gitnfs-bench-"); err == nil {
+			dir = d
+			b.Cleanup(func() { os.RemoveAll(d) })
+		}
+	}
+	o, err := openOverlay(repo, filepath.Join(dir, "ov"), overlay.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { o.fs.Close(); o.store.Close() }()
+	f := o.fs
+	mode, fmode := uint32(0o755), uint32(0o644)
+	nm, err := f.Mkdir(f.Root(), "node_modules", nfs.SetAttr{Mode: &mode})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < 400; i++ {
+		d, err := f.Mkdir(nm, fmt.Sprintf("pkg%03d", i), nfs.SetAttr{Mode: &mode})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for j := 0; j < 10; j++ {
+			n, err := f.Create(d, fmt.Sprintf("f%d.js", j), nfs.CreateGuarded, nfs.SetAttr{Mode: &fmode}, [8]byte{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := f.Write(n, []byte("module.exports = 1\n"), 0, nfs.Unstable); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for _, bc := range []struct {
+		name string
+		opts func() overlay.StatusOptions
+	}{
+		{"rules", func() overlay.StatusOptions { return overlay.StatusOptions{Ignore: ignore.New(f.Gitignore)} }},
+		{"no-rules", func() overlay.StatusOptions { return overlay.StatusOptions{} }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := f.Status(bc.opts()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
