@@ -668,11 +668,10 @@ func (w *treeWriter) dir(n nfs.Node, depth int) (plumbing.Hash, int, error) {
 		if err != nil {
 			return plumbing.ZeroHash, 0, err
 		}
-		if out, err := w.ov.LeftOut(w.ignore, c); err != nil || out {
-			if err != nil {
-				return plumbing.ZeroHash, 0, err
-			}
-			continue
+		if out, err := w.ov.LeftOut(w.ignore, c); err != nil {
+			return plumbing.ZeroHash, 0, err
+		} else if out {
+			continue // ignored and untracked: git add -A leaves it out
 		}
 		var h plumbing.Hash
 		var mode filemode.FileMode
