@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gitnfs/gitnfs/internal/overlay"
+	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/nfs"
 )
 
@@ -556,5 +557,33 @@ func TestOnlyIgnoredChangesAreNoChange(t *testing.T) {
 	_, err := runCommit(&bytes.Buffer{}, commitFlags{dir: dir, msg: "nothing"})
 	if err == nil || !strings.Contains(err.Error(), "nothing to commit") {
 		t.Errorf("commit: %v, want nothing to commit", err)
+	}
+}
+
+// TestMergeOverlayIgnoresByTheMergedRules: over a merge view the rules are
+// the merged tree's .gitignore files, one from each side here.
+func TestMergeOverlayIgnoresByTheMergedRules(t *testing.T) {
+	ignoreEnv(t)
+	repo, _, _ := mergeRepo(t,
+		map[string]testrepo.File{"a.c": txt("a\n")},
+		map[string]testrepo.File{"a.c": txt("a\n"), ".gitignore": txt("*.o\n")},
+		map[string]testrepo.File{"a.c": txt("a\n"), "sub/.gitignore": txt("gen/\n"), "sub/t.c": txt("t\n")})
+	dir := filepath.Join(fastTempDir(t), "ov")
+	ov, done := openMergeTestOverlay(t, repo, dir, "main", "topic")
+	for _, p := range []string{"x.o", "sub/gen/out", "sub/y.c", "sub/.DS_Store"} {
+		ovWrite(t, ov, p, []byte("x\n"))
+	}
+	done()
+	out, errOut, _ := runOverlayCmd(t, "status", "--overlay", dir, "--ignored")
+	if want := "A  sub/y.c\n!! sub/.DS_Store\n!! sub/gen/out\n!! x.o\n"; out != want {
+		t.Errorf("status --ignored:\n%s%swant:\n%s", out, errOut, want)
+	}
+	id, err := runCommit(&bytes.Buffer{}, commitFlags{dir: dir, msg: "merge"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := testrepo.Git(t, repo, "ls-tree", "-r", "--name-only", id)
+	if want := ".gitignore\na.c\nsub/.gitignore\nsub/t.c\nsub/y.c\n"; got != want {
+		t.Errorf("merge commit holds:\n%swant:\n%s", got, want)
 	}
 }
