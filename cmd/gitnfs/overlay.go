@@ -235,6 +235,7 @@ writable export changed against the revision it was made on:
   M  path           modified (bytes, or the executable bit)
   D  path           deleted
   R  old -> new     renamed (RM: renamed and modified)
+  !! path           ignored, untracked (with --ignored only; see below)
 
 Renames are known, not guessed: a file keeps its identity when it moves.
 Directories are not listed (git records none). It reads DIR without locking
@@ -257,7 +258,8 @@ Unresolved conflicts do not change it (gitnfs conflicts is the CI gate for
 those; gitnfs commit refuses them).`,
 		Example: `  gitnfs status --overlay /tmp/sandbox
   gitnfs status --overlay /tmp/sandbox || echo "the build wrote something"
-  gitnfs status --overlay /tmp/merge | grep '^U '   # conflicts left to resolve`,
+  gitnfs status --overlay /tmp/merge | grep '^U '   # conflicts left to resolve
+  gitnfs status --overlay /tmp/sandbox --ignored | grep '^!! '   # what commit leaves out`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			err := runStatus(cmd.OutOrStdout(), cmd.ErrOrStderr(), dir, repo, ignored)
