@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gitnfs/gitnfs/internal/gitfs"
+	"github.com/gitnfs/gitnfs/internal/ignore"
 	"github.com/gitnfs/gitnfs/internal/mergefs"
 	"github.com/gitnfs/gitnfs/internal/overlay"
 	"github.com/gitnfs/gitnfs/merge3"
@@ -216,6 +217,7 @@ func short12(h string) string {
 
 func newStatus() *cobra.Command {
 	var dir, repo string
+	var ignored bool
 	cmd := &cobra.Command{
 		Use:   "status --overlay DIR",
 		Short: "List what an overlay changed against its revision (or merge view)",
@@ -226,10 +228,16 @@ writable export changed against the revision it was made on:
   M  path           modified (bytes, or the executable bit)
   D  path           deleted
   R  old -> new     renamed (RM: renamed and modified)
+  !! path           ignored, untracked (with --ignored only; see below)
 
 Renames are known, not guessed: a file keeps its identity when it moves.
 Directories are not listed (git records none). It reads DIR without locking
 it, so it works while gitnfs serve runs on it.
+
+` + ignoreHelp + ` With --ignored, each ignored
+file follows the other lines as "!! path", one per file as
+git status --porcelain --ignored --untracked-files=all prints them; they do
+not change the exit status.
 
 Over a merge view (serve --merge ... --overlay DIR) the changes are against
 the merged view, and a section follows them, one line per unresolved conflict:
@@ -243,10 +251,11 @@ Unresolved conflicts do not change it (gitnfs conflicts is the CI gate for
 those; gitnfs commit refuses them).`,
 		Example: `  gitnfs status --overlay /tmp/sandbox
   gitnfs status --overlay /tmp/sandbox || echo "the build wrote something"
-  gitnfs status --overlay /tmp/merge | grep '^U '   # conflicts left to resolve`,
+  gitnfs status --overlay /tmp/merge | grep '^U '   # conflicts left to resolve
+  gitnfs status --overlay /tmp/sandbox --ignored | grep '^!! '   # what commit leaves out`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			err := runStatus(cmd.OutOrStdout(), cmd.ErrOrStderr(), dir, repo)
+			err := runStatus(cmd.OutOrStdout(), cmd.ErrOrStderr(), dir, repo, ignored)
 			var ee exitError
 			if err != nil && !errors.As(err, &ee) {
 				fmt.Fprintln(cmd.ErrOrStderr(), "gitnfs:", err)
@@ -257,19 +266,32 @@ those; gitnfs commit refuses them).`,
 	}
 	cmd.Flags().StringVar(&dir, "overlay", "", "the overlay directory (gitnfs serve --overlay)")
 	cmd.Flags().StringVar(&repo, "repo", "", "the repository (default: the one the overlay records)")
+	cmd.Flags().BoolVar(&ignored, "ignored", false, `list ignored untracked files too, as "!! path" lines`)
 	_ = cmd.MarkFlagRequired("overlay")
 	return cmd
 }
 
-func runStatus(w, stderr io.Writer, dir, repo string) error {
+func runStatus(w, stderr io.Writer, dir, repo string, listIgnored bool) error {
 	o, err := openRecorded(dir, repo, true)
 	if err != nil {
 		return err
 	}
 	defer o.Close()
-	changes, err := o.ov.Status()
+	rules, err := ignoreRules(o)
 	if err != nil {
 		return err
+	}
+	all, err := o.ov.Status(overlay.StatusOptions{Ignore: rules, ListIgnored: listIgnored})
+	if err != nil {
+		return err
+	}
+	var changes, ignored []overlay.Change
+	for _, c := range all {
+		if c.Kind == '!' {
+			ignored = append(ignored, c)
+		} else {
+			changes = append(changes, c)
+		}
 	}
 	var open []mergefs.Conflict
 	if o.merge != nil {
@@ -289,6 +311,9 @@ func runStatus(w, stderr io.Writer, dir, repo string) error {
 	}
 	for _, c := range open {
 		fmt.Fprintf(w, "U  %s\n", c.Path)
+	}
+	for _, c := range ignored {
+		fmt.Fprintf(w, "!! %s\n", c.Path)
 	}
 	if len(open) > 0 {
 		fmt.Fprintf(stderr, "gitnfs: %d unresolved %s in the merge %s: write, replace or remove them through the overlay before gitnfs commit\n",
@@ -337,7 +362,10 @@ moved only if it is at the overlay's revision (a fast-forward; over a merge
 view, from OURS).
 
 Directories left empty are not recorded (git has no empty directories), nor
-is anything named .git. The server must be stopped: commit locks DIR.`,
+is anything named .git. The server must be stopped: commit locks DIR.
+
+` + ignoreHelp + ` gitnfs status --ignored
+lists what commit leaves out.`,
 		Example: `  gitnfs commit --overlay /tmp/sandbox -m "build output" --branch ci/output
   gitnfs commit --overlay /tmp/merge -m "Merge topic" --branch main
   gitnfs commit --overlay /tmp/merge -m "merge attempt" --allow-conflicts --branch ci/merge-attempt`,
@@ -408,7 +436,11 @@ func runCommit(stderr io.Writer, f commitFlags) (string, error) {
 		return "", fmt.Errorf("commit: %w", err)
 	}
 	defer st.Close()
-	tw := &treeWriter{ov: o.ov, st: st, merge: o.merge != nil, conflicted: conflicted}
+	rules, err := ignoreRules(o)
+	if err != nil {
+		return "", err
+	}
+	tw := &treeWriter{ov: o.ov, st: st, merge: o.merge != nil, conflicted: conflicted, ignore: rules}
 	rootHash, _, err := tw.dir(o.ov.Root(), 0)
 	if err != nil {
 		return "", err
@@ -486,6 +518,9 @@ type treeWriter struct {
 	// conflicted holds the merge's conflicted paths.
 	merge      bool
 	conflicted map[string]bool
+	// ignore: the ignore rules; the untracked paths they ignore are left
+	// out (overlay.FS.LeftOut), as git add -A leaves them out.
+	ignore *ignore.Matcher
 }
 
 // baseEntry is the git entry behind a base node, when it has one: the base
@@ -519,7 +554,7 @@ func (w *treeWriter) dir(n vfs.Node, depth int) (plumbing.Hash, int, error) {
 	if err != nil {
 		return plumbing.ZeroHash, 0, err
 	}
-	if o.Pristine {
+	if o.Pristine && o.Path == n.Path { // moved, its files may be ignored where it is now
 		if e, ok := w.baseEntry(o.Base); ok {
 			return e.Hash, 1, nil
 		}
@@ -540,10 +575,15 @@ func (w *treeWriter) dir(n vfs.Node, depth int) (plumbing.Hash, int, error) {
 		if err != nil {
 			return plumbing.ZeroHash, 0, err
 		}
+		if out, err := w.ov.LeftOut(w.ignore, c); err != nil {
+			return plumbing.ZeroHash, 0, err
+		} else if out {
+			continue // ignored and untracked: git add -A leaves it out
+		}
 		var h plumbing.Hash
 		var kind tree.Kind
 		be, hasEntry := tree.Entry{}, false
-		if co.Pristine {
+		if co.Pristine && (c.Type != vfs.Dir || co.Path == c.Path) {
 			be, hasEntry = w.baseEntry(co.Base)
 		}
 		switch c.Type {

@@ -3,9 +3,11 @@ package overlay
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"sort"
 
+	"github.com/gitnfs/gitnfs/internal/ignore"
 	"github.com/gitnfs/gitnfs/vfs"
 )
 
@@ -59,11 +61,21 @@ func (f *FS) Origin(n vfs.Node) (Origin, error) {
 // Change is one line of gitnfs status.
 type Change struct {
 	// Kind: 'A' added, 'M' modified, 'D' deleted, 'R' renamed (Modified
-	// too when its content or mode also changed).
+	// too when its content or mode also changed), '!' ignored (untracked,
+	// left out by the ignore rules; listed only on request).
 	Kind     byte
 	Modified bool
 	Path     string // where it is now (for D, where it was)
 	From     string // R: its path in the base
+}
+
+// StatusOptions says which untracked paths Status leaves out.
+type StatusOptions struct {
+	// Ignore holds the ignore rules git would apply to the view as a
+	// work tree (see LeftOut); nil ignores nothing.
+	Ignore *ignore.Matcher
+	// ListIgnored lists what Ignore leaves out, as '!' lines.
+	ListIgnored bool
 }
 
 // Status lists what differs from the base, file by file as git status
@@ -72,8 +84,10 @@ type Change struct {
 // moved elsewhere is R (with M if its bytes or x bit changed too), not a
 // deletion and an addition. A file made here over a base path holding the
 // same bytes and mode is no change (an editor that saves by rename).
-func (f *FS) Status() ([]Change, error) {
-	s := &statusWalk{f: f, seen: map[string]bool{}, leafAt: map[string]bool{}}
+// What opts.Ignore leaves out is no change either: a tracked file moved
+// to an ignored path is then D, as git add -A sees it.
+func (f *FS) Status(opts StatusOptions) ([]Change, error) {
+	s := &statusWalk{f: f, opts: opts, seen: map[string]bool{}, leafAt: map[string]bool{}}
 	if err := s.walk(f.Root(), 0); err != nil {
 		return nil, err
 	}
@@ -86,6 +100,7 @@ func (f *FS) Status() ([]Change, error) {
 
 type statusWalk struct {
 	f      *FS
+	opts   StatusOptions
 	seen   map[string]bool // base paths of tracked files present somewhere
 	leafAt map[string]bool // paths of the files walked
 	out    []Change
@@ -103,6 +118,16 @@ func (s *statusWalk) walk(n vfs.Node, depth int) error {
 		return nil // the base's, in place, all of it
 	}
 	if n.Type == vfs.Dir {
+		out, err := s.f.LeftOut(s.opts.Ignore, n)
+		if err != nil {
+			return err
+		}
+		if out {
+			if s.opts.ListIgnored {
+				return s.ignored(n, depth)
+			}
+			return nil
+		}
 		d, err := s.f.ReadDir(n)
 		if err != nil {
 			return err
@@ -115,6 +140,16 @@ func (s *statusWalk) walk(n vfs.Node, depth int) error {
 		return nil
 	}
 	s.leafAt[n.Path] = true
+	out, err := s.f.LeftOut(s.opts.Ignore, n)
+	if err != nil {
+		return err
+	}
+	if out {
+		if s.opts.ListIgnored {
+			s.out = append(s.out, Change{Kind: '!', Path: n.Path})
+		}
+		return nil
+	}
 	if o.Tracked {
 		s.seen[o.Path] = true
 		mod, err := s.differs(n, o.Base, o)
@@ -140,6 +175,27 @@ func (s *statusWalk) walk(n vfs.Node, depth int) error {
 	}
 	if mod {
 		s.out = append(s.out, Change{Kind: 'M', Path: n.Path})
+	}
+	return nil
+}
+
+// ignored lists every file under n, a directory LeftOut leaves out whole.
+func (s *statusWalk) ignored(n vfs.Node, depth int) error {
+	if depth > 1<<12 {
+		return errors.New("status: tree too deep")
+	}
+	if n.Type != vfs.Dir {
+		s.out = append(s.out, Change{Kind: '!', Path: n.Path})
+		return nil
+	}
+	d, err := s.f.ReadDir(n)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < d.Len(); i++ {
+		if err := s.ignored(d.Node(i), depth+1); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -231,6 +287,10 @@ func (s *statusWalk) deleted() error {
 		if bn.Type != vfs.Dir {
 			if !s.seen[bn.Path] && !s.leafAt[bn.Path] {
 				s.out = append(s.out, Change{Kind: 'D', Path: bn.Path})
+				// Once: a base file can be hidden twice, in its
+				// directory's old place and in the moved directory
+				// that deleted it.
+				s.seen[bn.Path] = true
 			}
 			return nil
 		}
@@ -251,4 +311,80 @@ func (s *statusWalk) deleted() error {
 		}
 	}
 	return nil
+}
+
+// LeftOut reports whether git add -A would leave n out: n is untracked and
+// m ignores it. Tracked means what git's index would hold for a checkout
+// of the base: a file (or symlink) is tracked when the base has a file or
+// symlink at its path, whatever its identity here (a tracked file moved to
+// an ignored path is ignored there, as git sees it). A directory is left
+// out whole only when m ignores it and the base has no directory at its
+// path: a tracked path beneath stays tracked, and a directory that holds
+// none can be skipped without listing it (a node_modules costs one
+// lookup). With m nil nothing is left out.
+func (f *FS) LeftOut(m *ignore.Matcher, n vfs.Node) (bool, error) {
+	if m == nil || n.Path == "" {
+		return false, nil
+	}
+	if o, err := f.Origin(n); err != nil {
+		return false, err
+	} else if o.Tracked && o.Path == n.Path {
+		return false, nil // the base's entry, where the base has it
+	}
+	isDir := n.Type == vfs.Dir
+	bn, err := f.base.Resolve(n.Path)
+	switch {
+	case err == nil:
+		if (bn.Type == vfs.Dir) == isDir {
+			return false, nil
+		}
+	case errors.Is(err, vfs.ErrNoEnt), errors.Is(err, vfs.ErrNotDir):
+	default:
+		return false, err
+	}
+	return m.Ignored(n.Path, isDir)
+}
+
+// maxGitignore bounds a .gitignore read into memory: far above any real
+// one, low enough that a runaway file is an error rather than an outage.
+const maxGitignore = 64 << 20
+
+// Gitignore reads the .gitignore of directory dir ("" for the top) in the
+// view, for an ignore.Matcher: nil when there is none. Only a regular file
+// counts: git 2.32 and later do not follow a symlinked .gitignore in a
+// work tree.
+func (f *FS) Gitignore(dir string) ([]byte, error) {
+	p := ".gitignore"
+	if dir != "" {
+		p = dir + "/.gitignore"
+	}
+	n, err := f.Resolve(p)
+	if errors.Is(err, vfs.ErrNoEnt) || errors.Is(err, vfs.ErrNotDir) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if n.Type != vfs.Reg {
+		return nil, nil
+	}
+	a, err := f.Attr(n)
+	if err != nil {
+		return nil, err
+	}
+	if a.Size > maxGitignore {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d a .gitignore may have", p, a.Size, maxGitignore)
+	}
+	b := make([]byte, a.Size)
+	for off := 0; off < len(b); {
+		got, err := f.ReadAt(n, b[off:], int64(off))
+		off += got
+		if err == io.EOF || (err == nil && got == 0) {
+			return b[:off], nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	return b, nil
 }
