@@ -21,6 +21,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/follow"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/mergefs"
+	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/internal/overlay"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
@@ -146,13 +147,13 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		if err != nil {
 			return fmt.Errorf("--conflict-style: %w", err)
 		}
-		dirRenames, err := mergefs.ParseDirectoryRenames(f.dirRenames)
+		dirRenames, err := mergeort.ParseDirectoryRenames(f.dirRenames)
 		if err != nil {
 			return fmt.Errorf("--directory-renames: %w", err)
 		}
 		var base *tree.Snapshot
 		buildMerge = func() error {
-			ours, theirs, b, err := mergefs.ResolveMerge(store, f.rev, f.merge, f.base, mergefs.Options{Style: style})
+			ours, theirs, b, err := mergefs.ResolveMerge(store, f.rev, f.merge, f.base, mergefs.Options{Merge: mergeort.Options{Style: style}})
 			if err != nil {
 				return err
 			}
@@ -166,7 +167,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 				mergeView = next
 				return nil
 			}
-			mergeView = mergefs.New(store, ours, theirs, b, mergefs.Options{UID: uint32(f.uid), GID: uint32(f.gid), Style: style, DirectoryRenames: dirRenames})
+			mergeView = mergefs.New(store, ours, theirs, b, mergefs.Options{UID: uint32(f.uid), GID: uint32(f.gid), Merge: mergeort.Options{Style: style, DirectoryRenames: dirRenames}})
 			return nil
 		}
 		if err := buildMerge(); err != nil {

@@ -1,7 +1,6 @@
 package mergefs
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/stats"
@@ -84,7 +84,7 @@ func TestMaterializeOnceAndBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Room for about two merged files.
-	f := New(store, o, th, b, Options{CacheBytes: 3000})
+	f := New(store, o, th, b, Options{Merge: mergeort.Options{CacheBytes: 3000}})
 	compareWithGit(t, repo, f, merge3.StyleDiff3)
 	census.Reset()
 
@@ -118,7 +118,7 @@ func TestMaterializeOnceAndBounded(t *testing.T) {
 
 	// A new view: nothing materialized yet.
 	census.Reset()
-	f = New(store, o, th, b, Options{CacheBytes: 3000})
+	f = New(store, o, th, b, Options{Merge: mergeort.Options{CacheBytes: 3000}})
 	n, _ = f.Resolve("f0.txt")
 	for i := range sizes {
 		wg.Add(1)
@@ -147,8 +147,8 @@ func TestMaterializeOnceAndBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if f.cache.used > f.cache.max {
-		t.Errorf("cache holds %d bytes, bound %d", f.cache.used, f.cache.max)
+	if used := f.merge.CachedBytes(); used > 3000 {
+		t.Errorf("cache holds %d bytes, bound %d", used, 3000)
 	}
 	merges := internal(census, "ContentMerges")
 	if _, err := f.Attr(n); err != nil {
@@ -200,23 +200,5 @@ func TestErrors(t *testing.T) {
 	n, _ := f.Resolve("content.txt")
 	if _, err := f.ReadDir(n); !errors.Is(err, nfs.ErrNotDir) {
 		t.Errorf("readdir of a file: %v", err)
-	}
-}
-
-// The CLI's listing: kinds then path, or paths only; odd paths quoted.
-func TestWriteConflicts(t *testing.T) {
-	cs := []Conflict{{Path: "a/b", Kinds: KindContent | KindBinary}, {Path: "x~ours", Kinds: KindFileDirectory | KindModifyDelete}, {Path: "new\nline"}}
-	var b bytes.Buffer
-	if err := WriteConflicts(&b, cs, false); err != nil {
-		t.Fatal(err)
-	}
-	want := "content, binary\ta/b\nmodify/delete, file/directory\tx~ours\nclean\t\"new\\nline\"\n"
-	if b.String() != want {
-		t.Errorf("got %q\nwant %q", b.String(), want)
-	}
-	b.Reset()
-	WriteConflicts(&b, cs[:2], true)
-	if b.String() != "a/b\nx~ours\n" {
-		t.Errorf("name-only: %q", b.String())
 	}
 }

@@ -1,32 +1,27 @@
-// Package mergefs serves the merge of two revisions as an nfs.FS, computed
-// lazily: a directory is merged (from its base, ours and theirs trees) when
-// it is first listed or looked up, a subtree that only one side changed is
-// that side's tree served as is, and a path that both sides changed is
-// merged by content only when someone reads it (GETATTR, LOOKUP, READ,
-// READLINK). READDIRPLUS lists such a path with a handle and without
-// attributes, so a walk never pays for a merge.
+// Package mergefs serves the merge of two revisions (internal/mergeort) as
+// an nfs.FS. It is an adapter: mergeort decides what the merged tree and
+// its bytes are, lazily; this package gives its entries nodes, handles and
+// attributes. A path served from one side's tree as is (a subtree only one
+// side changed, a name resolved by tree ids) is a plain node, served by
+// gitfs.Trees exactly as the plain export serves it; only merged
+// directories and paths to materialize are this package's own.
 //
-// The result is merge-ort's (git merge-tree --write-tree, git 2.39), with
-// its rename detection (renames.go): the same paths, modes and bytes, the same conflicted
-// paths, path~BRANCH for a file pushed aside by a directory or for a
-// distinct-types clash, and conflict markers labelled with the revisions as
-// the user typed them.
+// READDIRPLUS lists a path both sides changed with a handle and without
+// attributes, so a walk never pays for a content merge; GETATTR, LOOKUP,
+// READ and READLINK materialize it (once, cached by mergeort).
 package mergefs
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/internal/gitfs"
+	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/tree"
@@ -35,122 +30,46 @@ import (
 // Node tags beyond tree.Kind (1..5), which plain nodes use exactly as gitfs
 // does: Tag is the entry kind and Key its object id.
 const (
-	tagMergedDir uint8 = 0x80 // Key: the triple's key (see triple.key)
-	tagConflict  uint8 = 0x81 // Key: the cfile's key
+	tagMergedDir uint8 = 0x80 // Key: the mergeort.Dir's key
+	tagConflict  uint8 = 0x81 // Key: the mergeort.File's key
 )
 
 // FS is a read-only export of the merge of ours and theirs.
 type FS struct {
-	store              *tree.Store
-	ours, theirs, base *tree.Snapshot
-	labels             merge3.Labels
-	style              merge3.Style
-	attrs              fattr.Context
-	sizer              storeSizer
-	root               nfs.Node
-	dirs, files        sync.Map // key -> *mdir, key -> *cfile
-	nonEmptyCache      sync.Map // triple key -> bool
-	outcomes           sync.Map // cfile key -> outcome
-	cache              *matCache
-	flight             flight
-	longPaths          nfs.LongPaths // for handles too long to carry their path
-	ren                *renameState  // nil: no rename changes the result
-	renErr             error         // rename detection failed: every merged directory fails with it
-	dirRenames         dirRenameMode
-	dirRenamesName     string
-	depth              int
-	opts               Options
-	mtimes             map[string]time.Time // --follow: paths dated by a later switch (follow.go)
-	baseTime           time.Time            // --follow: the date of everything else
-	attrOnce           sync.Once
-	attrs2             *attrState    // .gitattributes (attributes.go)
-	attrRoot           plumbing.Hash // the tree attributes come from, when not ours
+	merge *mergeort.Result
+	store *tree.Store
+	opts  Options
+	attrs fattr.Context
+	plain *gitfs.Trees // every node one side's tree serves as is
+	root  nfs.Node
+	// longPaths resolves the handles too short to carry their path, for
+	// merged and plain nodes alike (plain shares it).
+	longPaths nfs.LongPaths
+	dates     *gitfs.Dates // --follow: nil until a switch (follow.go)
 }
 
-// Options configure a merge view.
+// Options configure a merge view: its owner and the merge.
 type Options struct {
 	UID, GID uint32
-	// Style is the conflict-marker style: merge3.StyleDiff3 (the default,
-	// the zero value) or merge3.StyleMerge (--conflict-style merge).
-	Style merge3.Style
-	// CacheBytes bounds the materialized content kept in memory; 0 means
-	// 64 MiB.
-	CacheBytes int64
-	// Labels written after the conflict markers; an empty one defaults to
-	// the Rev of its snapshot (what the user typed; MergeBase labels the
-	// base it computes as git does, with its abbreviated id).
-	Labels merge3.Labels
-	// DirectoryRenames is git's merge.directoryRenames: "conflict" (the
-	// default, also ""), "true" (move without a conflict) or "false".
-	DirectoryRenames string
-
-	// depth > 0 builds a virtual merge base (recursive.go): merge-ort's
-	// call_depth rules apply; attrRoot is the outer view's ours tree.
-	depth    int
-	attrRoot plumbing.Hash
+	Merge    mergeort.Options
 }
-
-// ParseDirectoryRenames checks a --directory-renames value (git's
-// merge.directoryRenames: conflict, true or false).
-func ParseDirectoryRenames(s string) (string, error) {
-	switch s {
-	case "", "conflict", "true", "false":
-		return s, nil
-	}
-	return "", fmt.Errorf("%q: want conflict (move files added into a renamed directory along, conflicted), true (move them cleanly) or false (leave them)", s)
-}
-
-// DefaultCacheBytes bounds materialized content when Options.CacheBytes is 0.
-const DefaultCacheBytes = 64 << 20
 
 // New returns the merge of ours and theirs with base as their common
 // ancestor (see MergeBase). The three snapshots may be commits or trees.
 func New(store *tree.Store, ours, theirs, base *tree.Snapshot, opts Options) *FS {
-	f := &FS{store: store, ours: ours, theirs: theirs, base: base, style: opts.Style, sizer: storeSizer{store}}
-	f.labels = opts.Labels
-	if f.labels.Ours == "" {
-		f.labels.Ours = ours.Rev
-	}
-	if f.labels.Theirs == "" {
-		f.labels.Theirs = theirs.Rev
-	}
-	if f.labels.Base == "" {
-		f.labels.Base = base.Rev
-	}
-	size := opts.CacheBytes
-	if size <= 0 {
-		size = DefaultCacheBytes
-	}
-	f.cache = newMatCache(size)
-	t := ours.Time
-	if theirs.Time.After(t) {
-		t = theirs.Time
-	}
-	f.attrs = fattr.Context{UID: opts.UID, GID: opts.GID, Fsid: Fsid(store.ID(), ours.Rev, theirs.Rev), Time: t}
-	f.depth, f.attrRoot = opts.depth, opts.attrRoot
-	f.opts = opts
-	switch opts.DirectoryRenames {
-	case "false":
-		f.dirRenames = dirRenamesOff
-	case "true":
-		f.dirRenames = dirRenamesMove
-	}
-	f.dirRenamesName = opts.DirectoryRenames
-	if f.depth > 0 {
-		f.dirRenames = dirRenamesOff // merge-ort: no directory renames in a virtual base
-	}
-	f.ren, f.renErr = f.detectRenames()
+	return newFS(store, mergeort.New(store, ours, theirs, base, opts.Merge), opts, nil)
+}
 
-	b, o, th := base.Root, ours.Root, theirs.Root
-	switch {
-	case o == th || b == th:
-		f.root = f.plainNode(fattr.RootID, "", tree.Entry{Kind: tree.Dir, Hash: o})
-	case b == o:
-		f.root = f.plainNode(fattr.RootID, "", tree.Entry{Kind: tree.Dir, Hash: th})
-	default:
-		d := f.dirFor(triple{b, o, th}, "", f.ren.isDirty(""))
-		f.root = nfs.Node{ID: fattr.RootID, Type: fattr.Dir, Tag: tagMergedDir, Key: d.key}
+func newFS(store *tree.Store, m *mergeort.Result, opts Options, dates *gitfs.Dates) *FS {
+	f := &FS{merge: m, store: store, opts: opts, dates: dates}
+	t := m.Ours().Time
+	if m.Theirs().Time.After(t) {
+		t = m.Theirs().Time
 	}
+	f.attrs = fattr.Context{UID: opts.UID, GID: opts.GID, Fsid: Fsid(store.ID(), m.Ours().Rev, m.Theirs().Rev), Time: t}
+	f.plain = gitfs.NewTrees(store, f.attrs, &f.longPaths, dates)
+	root := m.Root()
+	f.root = f.entryNode(fattr.RootID, "", &root)
 	return f
 }
 
@@ -165,33 +84,21 @@ func Fsid(repoID, ours, theirs string) uint64 {
 }
 
 // Labels are the names written after conflict markers.
-func (f *FS) Labels() merge3.Labels { return f.labels }
+func (f *FS) Labels() merge3.Labels { return f.merge.Labels() }
 
 // DirectoryRenames is the --directory-renames the view was built with.
-func (f *FS) DirectoryRenames() string { return f.dirRenamesName }
+func (f *FS) DirectoryRenames() string { return f.merge.DirectoryRenames() }
 
 // Base is the merge base the view was built on.
-func (f *FS) Base() *tree.Snapshot { return f.base }
+func (f *FS) Base() *tree.Snapshot { return f.merge.Base() }
 
-type storeSizer struct{ s *tree.Store }
+// Conflicts lists the conflicted paths of the whole merge (see
+// mergeort.Result.Conflicts).
+func (f *FS) Conflicts() ([]Conflict, error) { return f.merge.Conflicts() }
 
-func (z storeSizer) BlobSize(h plumbing.Hash) (int64, error) { return z.s.BlobSize(h) }
-func (z storeSizer) Subdirs(h plumbing.Hash) (int, error) {
-	l, err := z.s.Listing(h)
-	if err != nil {
-		return 0, err
-	}
-	return l.Subdirs, nil
-}
-
-// fixedSizer answers for a node whose size or subdirectory count is known.
-type fixedSizer struct {
-	size int64
-	subs int
-}
-
-func (z fixedSizer) BlobSize(plumbing.Hash) (int64, error) { return z.size, nil }
-func (z fixedSizer) Subdirs(plumbing.Hash) (int, error)    { return z.subs, nil }
+// Unclean lists the merge's conflicts that leave no conflicted path (see
+// mergeort.Result.Unclean).
+func (f *FS) Unclean() []string { return f.merge.Unclean() }
 
 // Fsid implements nfs.FS.
 func (f *FS) Fsid() uint64 { return f.attrs.Fsid }
@@ -199,10 +106,20 @@ func (f *FS) Fsid() uint64 { return f.attrs.Fsid }
 // Root implements nfs.FS.
 func (f *FS) Root() nfs.Node { return f.root }
 
-func (f *FS) plainNode(id uint64, path string, e tree.Entry) nfs.Node {
-	n := nfs.Node{ID: id, Path: path, Tag: uint8(e.Kind), Key: e.Hash}
-	n.Type = typeOf(e.Kind)
-	f.remember(n)
+// entryNode is the node of a merged directory's entry: a merged directory
+// or a path to materialize is this package's, anything else a plain node.
+func (f *FS) entryNode(id uint64, path string, e *mergeort.Entry) nfs.Node {
+	var n nfs.Node
+	switch {
+	case e.Dir() != nil:
+		n = nfs.Node{ID: id, Path: path, Type: fattr.Dir, Tag: tagMergedDir, Key: e.Dir().Key()}
+	case e.File() != nil:
+		n = nfs.Node{ID: id, Path: path, Type: typeOf(e.File().Kind()), Tag: tagConflict, Key: e.File().Key()}
+	default:
+		pe, _ := e.Plain()
+		return f.plain.Node(id, path, pe)
+	}
+	f.longPaths.Note(n.ID, n.Path)
 	return n
 }
 
@@ -216,50 +133,20 @@ func typeOf(k tree.Kind) fattr.Type {
 	return fattr.Reg
 }
 
-func (f *FS) remember(n nfs.Node) { f.longPaths.Note(n.ID, n.Path) }
-
-func (f *FS) entryNode(id uint64, path string, e *mentry) nfs.Node {
-	switch {
-	case e.dir != nil:
-		n := nfs.Node{ID: id, Path: path, Type: fattr.Dir, Tag: tagMergedDir, Key: e.dir.key}
-		f.remember(n)
-		return n
-	case e.conf != nil:
-		n := nfs.Node{ID: id, Path: path, Type: typeOf(e.conf.result.Kind), Tag: tagConflict, Key: e.conf.key}
-		f.remember(n)
-		return n
-	}
-	return f.plainNode(id, path, e.plain)
-}
-
-func join(dir, name string) string {
-	if dir == "" {
-		return name
-	}
-	return dir + "/" + name
-}
-
-func wrap(err error, path string) error {
-	if errors.Is(err, tree.ErrNotFound) {
-		return fmt.Errorf("%s: %w", path, nfs.ErrNoEnt)
-	}
-	return err
-}
-
-func (f *FS) mdirOf(n nfs.Node) (*mdir, error) {
-	v, ok := f.dirs.Load(n.Key)
+func (f *FS) mergedDir(n nfs.Node) (*mergeort.Dir, error) {
+	d, ok := f.merge.DirByKey(n.Key)
 	if !ok {
 		return nil, fmt.Errorf("%s: merged directory unknown to this server: %w", n.Path, nfs.ErrStale)
 	}
-	return f.merged(v.(*mdir))
+	return d, nil
 }
 
-func (f *FS) cfileOf(n nfs.Node) (*cfile, error) {
-	v, ok := f.files.Load(n.Key)
+func (f *FS) mergedFile(n nfs.Node) (*mergeort.File, error) {
+	c, ok := f.merge.FileByKey(n.Key)
 	if !ok {
 		return nil, fmt.Errorf("%s: conflicted path unknown to this server: %w", n.Path, nfs.ErrStale)
 	}
-	return v.(*cfile), nil
+	return c, nil
 }
 
 // Resolve implements nfs.FS: a walk from the root, merging the directories
@@ -312,116 +199,120 @@ func (f *FS) walkAll() error {
 
 // Lookup implements nfs.FS.
 func (f *FS) Lookup(dir nfs.Node, name string) (nfs.Node, error) {
-	path := join(dir.Path, name)
-	if dir.Type != fattr.Dir {
-		return nfs.Node{}, fmt.Errorf("%s: %w", dir.Path, nfs.ErrNotDir)
-	}
-	id := fattr.ChildID(dir.ID, name)
 	switch dir.Tag {
 	case tagMergedDir:
-		d, err := f.mdirOf(dir)
+		d, err := f.mergedDir(dir)
 		if err != nil {
 			return nfs.Node{}, err
 		}
-		i := sort.Search(len(d.ents), func(i int) bool { return d.ents[i].name >= name })
-		if i == len(d.ents) || d.ents[i].name != name {
+		ents, err := f.merge.Entries(d)
+		if err != nil {
+			return nfs.Node{}, err
+		}
+		path := tree.Join(dir.Path, name)
+		i := sort.Search(len(ents), func(i int) bool { return ents[i].Name() >= name })
+		if i == len(ents) || ents[i].Name() != name {
 			return nfs.Node{}, fmt.Errorf("%s: %w", path, nfs.ErrNoEnt)
 		}
-		return f.entryNode(id, path, &d.ents[i]), nil
-	case tagConflict, uint8(tree.Gitlink):
-		// A submodule (conflicted or not) is an empty directory.
-		return nfs.Node{}, fmt.Errorf("%s: %w", path, nfs.ErrNoEnt)
+		return f.entryNode(fattr.ChildID(dir.ID, name), path, &ents[i]), nil
+	case tagConflict:
+		if dir.Type != fattr.Dir {
+			return nfs.Node{}, fmt.Errorf("%s: %w", dir.Path, nfs.ErrNotDir)
+		}
+		// A conflicted submodule is an empty directory, as any submodule.
+		return nfs.Node{}, fmt.Errorf("%s: %w", tree.Join(dir.Path, name), nfs.ErrNoEnt)
 	}
-	l, err := f.store.Listing(dir.Key)
-	if err != nil {
-		return nfs.Node{}, wrap(err, path)
-	}
-	e, ok := l.Lookup(name)
-	if !ok {
-		return nfs.Node{}, fmt.Errorf("%s: %w", path, nfs.ErrNoEnt)
-	}
-	return f.plainNode(id, path, e), nil
+	return f.plain.Lookup(dir, name)
 }
 
 // ReadDir implements nfs.FS.
 func (f *FS) ReadDir(dir nfs.Node) (nfs.Dir, error) {
-	if dir.Type != fattr.Dir {
-		return nil, fmt.Errorf("%s: %w", dir.Path, nfs.ErrNotDir)
-	}
 	switch dir.Tag {
 	case tagMergedDir:
-		d, err := f.mdirOf(dir)
+		d, err := f.mergedDir(dir)
 		if err != nil {
 			return nil, err
 		}
-		return &mlisting{f: f, dir: dir, ents: d.ents}, nil
-	case tagConflict, uint8(tree.Gitlink):
-		return &plisting{f: f, dir: dir, l: emptyListing}, nil
+		ents, err := f.merge.Entries(d)
+		if err != nil {
+			return nil, err
+		}
+		return &listing{f: f, dir: dir, ents: ents}, nil
+	case tagConflict:
+		if dir.Type != fattr.Dir {
+			return nil, fmt.Errorf("%s: %w", dir.Path, nfs.ErrNotDir)
+		}
+		return &listing{f: f, dir: dir}, nil // a conflicted submodule: empty
 	}
-	l, err := f.store.Listing(dir.Key)
-	if err != nil {
-		return nil, err
-	}
-	return &plisting{f: f, dir: dir, l: l}, nil
+	return f.plain.ReadDir(dir)
 }
 
-// plisting is a plain directory: one side's tree, served as gitfs would.
-type plisting struct {
-	f   *FS
-	dir nfs.Node
-	l   *tree.Listing
-}
-
-func (l *plisting) Len() int          { return len(l.l.Entries) }
-func (l *plisting) Name(i int) string { return l.l.Entries[i].Name }
-func (l *plisting) ID(i int) uint64   { return fattr.ChildID(l.dir.ID, l.l.Entries[i].Name) }
-func (l *plisting) Node(i int) nfs.Node {
-	e := l.l.Entries[i]
-	return l.f.plainNode(fattr.ChildID(l.dir.ID, e.Name), join(l.dir.Path, e.Name), e)
-}
-
-// mlisting is a merged directory.
-type mlisting struct {
+// listing is a merged directory.
+type listing struct {
 	f    *FS
 	dir  nfs.Node
-	ents []mentry
+	ents []mergeort.Entry
 }
 
-func (l *mlisting) Len() int          { return len(l.ents) }
-func (l *mlisting) Name(i int) string { return l.ents[i].name }
-func (l *mlisting) ID(i int) uint64   { return fattr.ChildID(l.dir.ID, l.ents[i].name) }
-func (l *mlisting) Node(i int) nfs.Node {
+func (l *listing) Len() int          { return len(l.ents) }
+func (l *listing) Name(i int) string { return l.ents[i].Name() }
+func (l *listing) ID(i int) uint64   { return fattr.ChildID(l.dir.ID, l.ents[i].Name()) }
+func (l *listing) Node(i int) nfs.Node {
 	e := &l.ents[i]
-	return l.f.entryNode(fattr.ChildID(l.dir.ID, e.name), join(l.dir.Path, e.name), e)
+	return l.f.entryNode(fattr.ChildID(l.dir.ID, e.Name()), tree.Join(l.dir.Path, e.Name()), e)
 }
 
 // Attr implements nfs.FS. For a conflicted path it materializes the merge
-// (once; see materialize).
+// (once; see mergeort).
 func (f *FS) Attr(n nfs.Node) (fattr.Attr, error) {
 	var a fattr.Attr
 	var err error
 	switch n.Tag {
 	case tagMergedDir:
-		var d *mdir
-		if d, err = f.mdirOf(n); err == nil {
-			a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: tree.Dir}, fixedSizer{subs: d.subs})
-		}
-	case tagConflict:
-		var c *cfile
-		if c, err = f.cfileOf(n); err != nil {
+		var d *mergeort.Dir
+		if d, err = f.mergedDir(n); err != nil {
 			break
 		}
-		var o outcome
-		if o, err = f.outcomeOf(c, n.Path); err == nil {
-			a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: c.result.Kind}, fixedSizer{size: o.size})
+		var subs int
+		if subs, err = f.merge.Subdirs(d); err == nil {
+			a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: tree.Dir}, fixedSizer{subs: subs})
+		}
+	case tagConflict:
+		var c *mergeort.File
+		if c, err = f.mergedFile(n); err != nil {
+			break
+		}
+		var size int64
+		if size, err = f.merge.Size(c, n.Path); err == nil {
+			a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: c.Kind()}, fixedSizer{size: size})
 		}
 	default:
-		a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: tree.Kind(n.Tag), Hash: n.Key}, f.sizer)
+		return f.plain.Attr(n)
 	}
 	if err == nil {
 		f.store.Stats().AttrsComputed.Add(1)
 	}
 	return a, err
+}
+
+// fixedSizer answers for a node whose size or subdirectory count is known.
+type fixedSizer struct {
+	size int64
+	subs int
+}
+
+func (z fixedSizer) BlobSize(plumbing.Hash) (int64, error) { return z.size, nil }
+func (z fixedSizer) Subdirs(plumbing.Hash) (int, error)    { return z.subs, nil }
+
+// attrsAt is the attribute context for path: the view's, dated for a
+// followed merge.
+func (f *FS) attrsAt(p string) *fattr.Context {
+	if f.dates == nil {
+		return &f.attrs
+	}
+	c := f.attrs
+	c.Time = f.dates.Of(p)
+	return &c
 }
 
 // InlineAttr implements nfs.FS: a conflicted path (and, as everywhere, a
@@ -438,59 +329,36 @@ func (f *FS) InlineAttr(n nfs.Node) (fattr.Attr, bool, error) {
 // ReadAt implements nfs.FS.
 func (f *FS) ReadAt(n nfs.Node, p []byte, off int64) (int, error) {
 	if n.Tag != tagConflict {
-		return f.store.ReadBlobAt(n.Key, p, off)
+		return f.plain.ReadAt(n, p, off)
 	}
-	c, err := f.cfileOf(n)
+	c, err := f.mergedFile(n)
 	if err != nil {
 		return 0, err
 	}
-	m, err := f.materialize(c, n.Path)
-	if err != nil {
-		return 0, err
-	}
-	return f.readAt(m, p, off)
+	return f.merge.ReadAt(c, n.Path, p, off)
 }
 
 // Readlink implements nfs.FS: the target is the blob's bytes (a conflicted
 // symlink keeps ours, as git does).
 func (f *FS) Readlink(n nfs.Node) (string, error) {
-	h := plumbing.Hash(n.Key)
-	if n.Tag == tagConflict {
-		c, err := f.cfileOf(n)
-		if err != nil {
-			return "", err
-		}
-		m, err := f.materialize(c, n.Path)
-		if err != nil {
-			return "", err
-		}
-		h = m.blob
+	if n.Tag != tagConflict {
+		return f.plain.Readlink(n)
 	}
-	size, err := f.store.BlobSize(h)
+	c, err := f.mergedFile(n)
 	if err != nil {
 		return "", err
 	}
-	if size > 4096 {
-		return "", fmt.Errorf("%s: symlink target of %d bytes exceeds PATH_MAX", n.Path, size)
-	}
-	buf := make([]byte, size)
-	got, err := f.store.ReadBlobAt(h, buf, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
+	size, err := f.merge.Size(c, n.Path)
+	if err != nil {
 		return "", err
 	}
-	return string(buf[:got]), nil
+	return gitfs.ReadLink(n.Path, size, func(p []byte, off int64) (int, error) { return f.merge.ReadAt(c, n.Path, p, off) })
 }
 
 // DirVerifier implements nfs.FS: a tree id, or a merged directory's key
 // (a hash of its three tree ids): either changes exactly when the listing
 // does.
-func (f *FS) DirVerifier(dir nfs.Node) uint64 {
-	v := binary.BigEndian.Uint64(dir.Key[:8])
-	if v == 0 {
-		v = 1
-	}
-	return v
-}
+func (f *FS) DirVerifier(dir nfs.Node) uint64 { return gitfs.DirVerifier(dir.Key) }
 
 // EntryOf is the git tree entry behind a node of this FS, when there is one:
 // a path served from one side's tree as is has gitfs's Tag and Key (so
@@ -502,3 +370,6 @@ func EntryOf(n nfs.Node) (e tree.Entry, ok bool) {
 	}
 	return tree.Entry{Kind: tree.Kind(n.Tag), Hash: n.Key}, true
 }
+
+// Conflict is one conflicted path of the merge (what Conflicts lists).
+type Conflict = mergeort.Conflict

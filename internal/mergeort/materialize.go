@@ -1,4 +1,4 @@
-package mergefs
+package mergeort
 
 import (
 	"container/list"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/gitnfs/gitnfs/internal/gitattr"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/tree"
 )
@@ -55,7 +56,7 @@ func (k Kind) String() string {
 // thinking: a conflicted path, or a both-sides-changed file whose merge may
 // well be clean. Listing it costs nothing; its content and size exist only
 // once it is materialized.
-type cfile struct {
+type File struct {
 	key    [20]byte
 	kinds  Kind       // the reasons known from the trees alone
 	known  bool       // conflicted whatever the content merge says
@@ -73,7 +74,7 @@ type cfile struct {
 	extraMarker int
 }
 
-func (c *cfile) contentKind() Kind {
+func (c *File) contentKind() Kind {
 	if c.noBase {
 		return KindAddAdd
 	}
@@ -82,7 +83,7 @@ func (c *cfile) contentKind() Kind {
 
 // conflict interns c by its content: the same three versions merge to the
 // same bytes wherever they appear.
-func (f *FS) conflict(c *cfile) *cfile {
+func (f *Result) conflict(c *File) *File {
 	h := sha1.New()
 	var buf [8]byte // kinds(2) kind known noBase merge extraMarker
 	h.Write([]byte("gitnfs conflict\x00"))
@@ -103,7 +104,7 @@ func (f *FS) conflict(c *cfile) *cfile {
 	}
 	copy(c.key[:], h.Sum(nil))
 	v, _ := f.files.LoadOrStore(c.key, c)
-	return v.(*cfile)
+	return v.(*File)
 }
 
 // outcome is what a materialization decided; it is kept for every path
@@ -124,10 +125,10 @@ type mat struct {
 }
 
 // conflicted reports whether c is a conflict once materialized as o.
-func (c *cfile) conflicted(o outcome) bool { return c.known || o.conflicts > 0 }
+func (c *File) conflicted(o outcome) bool { return c.known || o.conflicts > 0 }
 
 // kindsOf is c's full set of reasons once materialized as o.
-func (c *cfile) kindsOf(o outcome) Kind {
+func (c *File) kindsOf(o outcome) Kind {
 	k := c.kinds
 	if c.merge && o.conflicts > 0 {
 		k |= c.contentKind()
@@ -143,7 +144,7 @@ func (c *cfile) kindsOf(o outcome) Kind {
 const maxXdiffSize = 1024 * 1024 * 1023
 
 // outcomeOf is c's size and status, materializing it if it never was.
-func (f *FS) outcomeOf(c *cfile, path string) (outcome, error) {
+func (f *Result) outcomeOf(c *File, path string) (outcome, error) {
 	_, key, err := f.mergeAttrOf(c, path)
 	if err != nil {
 		return outcome{}, err
@@ -161,7 +162,7 @@ func (f *FS) outcomeOf(c *cfile, path string) (outcome, error) {
 // materialize computes c's content at path once however many callers ask
 // at the same time, and keeps it in a byte-bounded LRU. The key is c's,
 // unless path's merge attributes change the merge (see attributes.go).
-func (f *FS) materialize(c *cfile, path string) (*mat, error) {
+func (f *Result) materialize(c *File, path string) (*mat, error) {
 	a, key, err := f.mergeAttrOf(c, path)
 	if err != nil {
 		return nil, err
@@ -184,7 +185,7 @@ func (f *FS) materialize(c *cfile, path string) (*mat, error) {
 	})
 }
 
-func (f *FS) compute(c *cfile, path string, a mergeAttr) (*mat, error) {
+func (f *Result) compute(c *File, path string, a gitattr.Merge) (*mat, error) {
 	if !c.merge {
 		m := &mat{blob: c.result.Hash}
 		if c.result.Kind != tree.Gitlink { // a commit id, served as an empty directory
@@ -196,7 +197,7 @@ func (f *FS) compute(c *cfile, path string, a mergeAttr) (*mat, error) {
 		}
 		return m, nil
 	}
-	if a.kind == drvBinary || a.kind == drvExternal {
+	if a.Kind == gitattr.Binary || a.Kind == gitattr.External {
 		return f.mergeByAttr(c, path, a)
 	}
 	sizes := [3]int64{}
@@ -227,13 +228,13 @@ func (f *FS) compute(c *cfile, path string, a mergeAttr) (*mat, error) {
 		}
 		in[i] = b
 	}
-	opts := a.textOptions(merge3.MergeTreeOptions(f.style))
+	opts := textOptions(a, merge3.MergeTreeOptions(f.style))
 	opts.Labels = f.labels
 	if c.labels != nil {
 		opts.Labels = *c.labels
 	}
 	if c.extraMarker > 0 {
-		opts.MarkerSize = a.markerSize() + c.extraMarker
+		opts.MarkerSize = a.MarkerSize() + c.extraMarker
 	}
 	r := merge3.MergeWith(in[0], in[1], in[2], opts)
 	f.store.Stats().ContentMerges.Add(1)
@@ -249,14 +250,14 @@ func (f *FS) compute(c *cfile, path string, a mergeAttr) (*mat, error) {
 
 // virtualBinary is ll_binary_merge inside a virtual merge base: the base's
 // bytes (empty without a base), cleanly.
-func (f *FS) virtualBinary(c *cfile, baseSize int64) *mat {
+func (f *Result) virtualBinary(c *File, baseSize int64) *mat {
 	if c.base.IsZero() {
 		return &mat{data: []byte{}}
 	}
 	return &mat{outcome: outcome{size: baseSize}, blob: c.base}
 }
 
-func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
+func (f *Result) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
 	buf := make([]byte, size)
 	got := 0
 	for got < len(buf) {
@@ -280,7 +281,7 @@ func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
 
 // readAt serves a materialized path as tree.Store.ReadBlobAt serves a blob
 // (io.EOF when the read reaches the end).
-func (f *FS) readAt(m *mat, p []byte, off int64) (int, error) {
+func (f *Result) readAt(m *mat, p []byte, off int64) (int, error) {
 	if m.data == nil {
 		return f.store.ReadBlobAt(m.blob, p, off)
 	}

@@ -1,4 +1,4 @@
-package mergefs
+package mergeort
 
 import (
 	"crypto/sha1"
@@ -80,7 +80,7 @@ func (r *renameState) isDirty(dir string) bool { return r != nil && r.dirty[dir]
 // in the way or by several paths bound for one place): the merge is not
 // clean, as git merge-tree's exit status says, though Conflicts lists
 // nothing for them. Sorted.
-func (f *FS) Unclean() []string {
+func (f *Result) Unclean() []string {
 	if f.ren == nil {
 		return nil
 	}
@@ -89,7 +89,7 @@ func (f *FS) Unclean() []string {
 	return out
 }
 
-func (r *renameState) kidsOf(d *mdir) map[string]bool {
+func (r *renameState) kidsOf(d *Dir) map[string]bool {
 	if r == nil || !d.dirty {
 		return nil
 	}
@@ -97,7 +97,7 @@ func (r *renameState) kidsOf(d *mdir) map[string]bool {
 }
 
 // entryAt is the entry at path in the tree root (nil when absent).
-func (f *FS) entryAt(root plumbing.Hash, path string) (*tree.Entry, error) {
+func (f *Result) entryAt(root plumbing.Hash, path string) (*tree.Entry, error) {
 	h := root
 	parts := strings.Split(path, "/")
 	for i, name := range parts {
@@ -151,7 +151,7 @@ func filemaskOf(b, o, t *tree.Entry) uint8 {
 }
 
 // detectRenames runs at New. It returns nil when no rename can matter.
-func (f *FS) detectRenames() (*renameState, error) {
+func (f *Result) detectRenames() (*renameState, error) {
 	b, o, t := f.base.Root, f.ours.Root, f.theirs.Root
 	if o == t || b == o || b == t {
 		return nil, nil
@@ -290,7 +290,7 @@ type sidePair struct {
 // it (RELEVANT_LOCATION: where did the directory go?). dirMask is
 // merge-ort's dir_rename_mask: 0, the keeping side's bit inside a removed
 // directory, or 7 once location matters (inherited by subdirectories).
-func (f *FS) findRelevant(tr triple, dir string, dirMask uint8, w *relevance) error {
+func (f *Result) findRelevant(tr triple, dir string, dirMask uint8, w *relevance) error {
 	lb, lo, lt, err := f.listings(tr)
 	if err != nil {
 		return err
@@ -304,7 +304,7 @@ func (f *FS) findRelevant(tr triple, dir string, dirMask uint8, w *relevance) er
 		})
 	}
 	names3(lb, lo, lt, func(name string, b, o, t *tree.Entry) bool {
-		path := join(dir, name)
+		path := tree.Join(dir, name)
 		fm := filemaskOf(b, o, t)
 		mm := matchMask(b, o, t)
 		if mm == 7 {
@@ -415,7 +415,7 @@ func dirmaskOf(b, o, t *tree.Entry) uint8 {
 // diffFiles lists the files deleted (in base, not in side) and added (in
 // side, not in base) between two trees, skipping equal subtrees. Empty
 // blobs are left out, as merge-ort turns rename_empty off.
-func (f *FS) diffFiles(base, side plumbing.Hash, dir string, srcs, dsts *[]renames.File) error {
+func (f *Result) diffFiles(base, side plumbing.Hash, dir string, srcs, dsts *[]renames.File) error {
 	lb, err := f.listing(base)
 	if err != nil {
 		return err
@@ -425,7 +425,7 @@ func (f *FS) diffFiles(base, side plumbing.Hash, dir string, srcs, dsts *[]renam
 		return err
 	}
 	names3(lb, ls, emptyListing, func(name string, b, s, _ *tree.Entry) bool {
-		path := join(dir, name)
+		path := tree.Join(dir, name)
 		fb, fs := fileOf(b), fileOf(s)
 		switch {
 		case fb != nil && fs == nil && fb.Hash != emptyBlob:
@@ -445,7 +445,7 @@ func (f *FS) diffFiles(base, side plumbing.Hash, dir string, srcs, dsts *[]renam
 var emptyBlob = plumbing.ComputeHash(plumbing.BlobObject, nil)
 
 // readWhole reads a blob for similarity scoring.
-func (f *FS) readWhole(h plumbing.Hash) ([]byte, error) {
+func (f *Result) readWhole(h plumbing.Hash) ([]byte, error) {
 	size, err := f.store.BlobSize(h)
 	if err != nil {
 		return nil, err
@@ -454,7 +454,7 @@ func (f *FS) readWhole(h plumbing.Hash) ([]byte, error) {
 }
 
 // info is the bookkeeping entry of path, made from the trees on first use.
-func (f *FS) info(r *renameState, path string) (*pinfo, error) {
+func (f *Result) info(r *renameState, path string) (*pinfo, error) {
 	if p := r.paths[path]; p != nil {
 		return p, nil
 	}
@@ -477,7 +477,7 @@ func (f *FS) info(r *renameState, path string) (*pinfo, error) {
 }
 
 // processRenames is merge-ort's process_renames over the combined pairs.
-func (f *FS) processRenames(r *renameState, pairs []sidePair) error {
+func (f *Result) processRenames(r *renameState, pairs []sidePair) error {
 	for i := 0; i < len(pairs); i++ {
 		pair := pairs[i]
 		oldpath, newpath := pair.Src.Path, pair.Dst.Path
@@ -599,7 +599,7 @@ func isReg(e *tree.Entry) bool { return e != nil && typeClass(e.Kind) == tree.Fi
 // rename/rename and rename collisions): its result feeds another merge, so
 // it is computed now and kept as a virtual blob. clean is
 // handle_content_merge's answer.
-func (f *FS) mergeStages(b, o, t *tree.Entry, names [3]string, extraMarker int) (*tree.Entry, bool, error) {
+func (f *Result) mergeStages(b, o, t *tree.Entry, names [3]string, extraMarker int) (*tree.Entry, bool, error) {
 	if o == nil || t == nil {
 		return nil, false, errors.New("rename merge without both sides")
 	}
@@ -632,7 +632,7 @@ func (f *FS) mergeStages(b, o, t *tree.Entry, names [3]string, extraMarker int) 
 
 // pathLabels are merge-ort's labels when the three versions come from
 // different paths: "REV:path".
-func (f *FS) pathLabels(names [3]string) *merge3.Labels {
+func (f *Result) pathLabels(names [3]string) *merge3.Labels {
 	if names[0] == names[1] && names[1] == names[2] {
 		return nil
 	}
@@ -661,7 +661,7 @@ func (tr triple) dirKey(path string) [20]byte {
 // directory part (merged with the overrides below it) and its file part
 // (the override's stages, or the trees' own), as merge-ort's
 // process_entry does.
-func (f *FS) mergeRenamed(name, full string, b, o, t *tree.Entry, ov *pinfo, childDirty bool) ([]placed, error) {
+func (f *Result) mergeRenamed(name, full string, b, o, t *tree.Entry, ov *pinfo, childDirty bool) ([]placed, error) {
 	dp, err := f.dirPartOf(b, o, t, full, childDirty)
 	if err != nil {
 		return nil, err
@@ -669,7 +669,7 @@ func (f *FS) mergeRenamed(name, full string, b, o, t *tree.Entry, ov *pinfo, chi
 	var out []placed
 	hasDir := dp.plain != nil || dp.dir != nil
 	if hasDir {
-		out = append(out, placed{e: mentry{name: name, plain: derefOr(dp.plain), dir: dp.dir}})
+		out = append(out, placed{e: Entry{name: name, plain: derefOr(dp.plain), dir: dp.dir}})
 	}
 	if ov != nil {
 		if ov.removed {
@@ -683,7 +683,7 @@ func (f *FS) mergeRenamed(name, full string, b, o, t *tree.Entry, ov *pinfo, chi
 
 // dfBranch is the branch a file moved aside for a directory is named after:
 // the side that has no directory there (merge-ort looks at ours).
-func (f *FS) dfBranch(o *tree.Entry) string {
+func (f *Result) dfBranch(o *tree.Entry) string {
 	if dirHash(o).IsZero() {
 		return f.labels.Ours
 	}
@@ -693,7 +693,7 @@ func (f *FS) dfBranch(o *tree.Entry) string {
 // processEntry is merge-ort's process_entry for the file part of a name.
 // A path deleted on both sides is left out even when conflicted (the
 // source of a rename/rename): Conflicts lists it, the view cannot.
-func (f *FS) processEntry(name string, st [3]*tree.Entry, mm uint8, dirInWay bool, branch string, labels *merge3.Labels, pathConflict bool, kinds Kind) []placed {
+func (f *Result) processEntry(name string, st [3]*tree.Entry, mm uint8, dirInWay bool, branch string, labels *merge3.Labels, pathConflict bool, kinds Kind) []placed {
 	fm := filemaskOf(st[0], st[1], st[2])
 	if fm <= 1 {
 		return nil
@@ -730,8 +730,8 @@ func (f *FS) processEntry(name string, st [3]*tree.Entry, mm uint8, dirInWay boo
 
 // forceConflict marks e conflicted for kinds whatever its content merge
 // says (a rename/delete or rename/rename path).
-func (f *FS) forceConflict(e mentry, kinds Kind) mentry {
-	var c cfile
+func (f *Result) forceConflict(e Entry, kinds Kind) Entry {
+	var c File
 	if e.conf != nil {
 		c = *e.conf
 	} else {
@@ -739,7 +739,7 @@ func (f *FS) forceConflict(e mentry, kinds Kind) mentry {
 	}
 	c.kinds |= kinds
 	c.known = true
-	return mentry{name: e.name, conf: f.conflict(&c)}
+	return Entry{name: e.name, conf: f.conflict(&c)}
 }
 
 // dirRenamesOf is merge-ort's directory rename guess for one side: every
@@ -838,7 +838,7 @@ func applyDirRename(from, to, path string) string {
 // that the other side renamed to where that directory went, as
 // merge.directoryRenames=conflict does: the path moves and is conflicted
 // ("file location"). It returns the rename pairs with their new targets.
-func (f *FS) applyDirRenames(r *renameState, dirRenames [3]map[string]string, sidePairs, sideAdds [3][]renames.Pair) ([3][]renames.Pair, error) {
+func (f *Result) applyDirRenames(r *renameState, dirRenames [3]map[string]string, sidePairs, sideAdds [3][]renames.Pair) ([3][]renames.Pair, error) {
 	// Collisions: several paths of one side sent to one place.
 	var collisions [3]map[string][]string
 	for side := 1; side <= 2; side++ {
@@ -882,7 +882,7 @@ func (f *FS) applyDirRenames(r *renameState, dirRenames [3]map[string]string, si
 
 // dirRenameTarget is check_for_directory_rename: where path (added or
 // renamed to on side) moves, or "" when it stays.
-func (f *FS) dirRenameTarget(r *renameState, path string, side int, otherRenames, ownRenames map[string]string, collisions [3]map[string][]string, reported map[string]bool) (string, error) {
+func (f *Result) dirRenameTarget(r *renameState, path string, side int, otherRenames, ownRenames map[string]string, collisions [3]map[string][]string, reported map[string]bool) (string, error) {
 	if len(otherRenames) == 0 {
 		return "", nil
 	}
@@ -922,7 +922,7 @@ func (f *FS) dirRenameTarget(r *renameState, path string, side int, otherRenames
 
 // pathInWay is merge-ort's path_in_way: something of this side, or a path
 // resolved on all sides, already sits at path.
-func (f *FS) pathInWay(r *renameState, path string, side int) (bool, error) {
+func (f *Result) pathInWay(r *renameState, path string, side int) (bool, error) {
 	if p := r.paths[path]; p != nil && p.touched {
 		return p.st[side] != nil, nil
 	}
@@ -943,7 +943,7 @@ func (f *FS) pathInWay(r *renameState, path string, side int) (bool, error) {
 
 // moveTo is apply_directory_rename_modifications: the side's version at
 // old moves to np, conflicted as a file location the user must confirm.
-func (f *FS) moveTo(r *renameState, old, np string, side int) error {
+func (f *Result) moveTo(r *renameState, old, np string, side int) error {
 	ci, err := f.info(r, old)
 	if err != nil {
 		return err
