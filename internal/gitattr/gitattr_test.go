@@ -176,6 +176,11 @@ func TestWildmatch(t *testing.T) {
 		{"**/*.c", "x/y/z.c", true, true},
 		{"a/**/", "a/b/", true, true},
 		{"[", "[", true, false},
+		// "[:" without ":]" is a plain '[' in the set (git check-attr agrees).
+		{"x[[:ab]", "x[", true, true},
+		{"x[[:ab]", "x:", true, true},
+		{"x[[:ab]", "xa", true, true},
+		{"x[[:ab]", "xc", true, false},
 	} {
 		if got := wildmatch(c.pat, c.text, c.pathname); got != c.want {
 			t.Errorf("wildmatch(%q, %q, pathname=%v) = %v, want %v", c.pat, c.text, c.pathname, got, c.want)
