@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/mergeort"
+	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/stats"
@@ -200,5 +202,66 @@ func TestErrors(t *testing.T) {
 	n, _ := f.Resolve("content.txt")
 	if _, err := f.ReadDir(n); !errors.Is(err, nfs.ErrNotDir) {
 		t.Errorf("readdir of a file: %v", err)
+	}
+}
+
+// A merge view answers as the plain export does for what it serves as is,
+// and both answer what a checkout would: ErrNotDir for any way into a
+// file or a symlink, ErrNoEnt below a submodule or a missing name. The two
+// used to keep copies of this code that had drifted: a READDIR of a file
+// was ErrNotDir in the merge view and an I/O error in gitfs.
+func TestErrorsMatchThePlainExport(t *testing.T) {
+	sub := strings.TrimSpace(testrepo.Git(t, testrepo.Init(t, true), "hash-object", "-t", "commit", "--stdin", "--literally"))
+	base := files{"f.txt": file("f\n"), "d/g.txt": file("g\n"), "d/e/h.txt": file("h\n"), "l": symlink("f.txt"), "m": gitlink(sub),
+		"o.txt": file("o\n"), "t.txt": file("t\n"), "c.txt": file("c\n")}
+	ours, theirs := files{}, files{}
+	for p, v := range base {
+		ours[p], theirs[p] = v, v
+	}
+	ours["o.txt"], theirs["t.txt"] = file("o ours\n"), file("t theirs\n")
+	ours["c.txt"], theirs["c.txt"] = file("c ours\n"), file("c theirs\n") // conflicted in the view
+	repo := history(t, base, ours, theirs)
+	mv, store := openFS(t, repo, "ours", "theirs", merge3.StyleDiff3, nil)
+	snap, err := store.Resolve("ours")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := gitfs.New(store, snap, gitfs.Options{})
+	class := func(err error) string {
+		switch {
+		case err == nil:
+			return "ok"
+		case errors.Is(err, nfs.ErrNotDir):
+			return "notdir"
+		case errors.Is(err, nfs.ErrNoEnt):
+			return "noent"
+		}
+		return "other: " + err.Error()
+	}
+	// For each path: Resolve, then ReadDir of the node and Lookup in it.
+	answers := func(fsys nfs.FS, p string) string {
+		n, err := fsys.Resolve(p)
+		if err != nil {
+			return class(err)
+		}
+		_, rerr := fsys.ReadDir(n)
+		_, lerr := fsys.Lookup(n, "x")
+		return "ok " + class(rerr) + " " + class(lerr)
+	}
+	file, dir := "ok notdir notdir", "ok ok noent"
+	for p, want := range map[string]string{
+		"": dir, "d": dir, "d/e": dir, "m": dir,
+		"f.txt": file, "d/g.txt": file, "l": file, "o.txt": file, "c.txt": file,
+		"f.txt/x": "notdir", "d/g.txt/x": "notdir", "l/x": "notdir", "o.txt/x": "notdir", "c.txt/x": "notdir",
+		"d/nope": "noent", "d/nope/x": "noent", "m/x": "noent", "nope": "noent",
+	} {
+		for _, e := range []struct {
+			name string
+			fsys nfs.FS
+		}{{"merge view", mv}, {"plain export", plain}} {
+			if got := answers(e.fsys, p); got != want {
+				t.Errorf("%s, %q: %s, want %s", e.name, p, got, want)
+			}
+		}
 	}
 }
