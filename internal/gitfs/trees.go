@@ -50,17 +50,21 @@ func (z sizer) Subdirs(h plumbing.Hash) (int, error) {
 
 // Node is the node of entry e at path, with fileid id.
 func (f *Trees) Node(id uint64, path string, e tree.Entry) nfs.Node {
-	n := nfs.Node{ID: id, Path: path, Tag: uint8(e.Kind), Key: e.Hash}
-	switch {
-	case e.Kind.IsDir():
-		n.Type = fattr.Dir
-	case e.Kind == tree.Symlink:
-		n.Type = fattr.Lnk
-	default:
-		n.Type = fattr.Reg
-	}
+	n := nfs.Node{ID: id, Path: path, Type: TypeOf(e.Kind), Tag: uint8(e.Kind), Key: e.Hash}
 	f.longPaths.Note(id, path)
 	return n
+}
+
+// TypeOf is what a client sees of a tree entry of kind k: a submodule is a
+// directory (an empty one), as in a checkout.
+func TypeOf(k tree.Kind) fattr.Type {
+	switch {
+	case k.IsDir():
+		return fattr.Dir
+	case k == tree.Symlink:
+		return fattr.Lnk
+	}
+	return fattr.Reg
 }
 
 func entryOf(n nfs.Node) tree.Entry { return tree.Entry{Kind: tree.Kind(n.Tag), Hash: n.Key} }

@@ -114,23 +114,13 @@ func (f *FS) entryNode(id uint64, path string, e *mergeort.Entry) nfs.Node {
 	case e.Dir() != nil:
 		n = nfs.Node{ID: id, Path: path, Type: fattr.Dir, Tag: tagMergedDir, Key: e.Dir().Key()}
 	case e.File() != nil:
-		n = nfs.Node{ID: id, Path: path, Type: typeOf(e.File().Kind()), Tag: tagConflict, Key: e.File().Key()}
+		n = nfs.Node{ID: id, Path: path, Type: gitfs.TypeOf(e.File().Kind()), Tag: tagConflict, Key: e.File().Key()}
 	default:
 		pe, _ := e.Plain()
 		return f.plain.Node(id, path, pe)
 	}
 	f.longPaths.Note(n.ID, n.Path)
 	return n
-}
-
-func typeOf(k tree.Kind) fattr.Type {
-	switch {
-	case k.IsDir():
-		return fattr.Dir
-	case k == tree.Symlink:
-		return fattr.Lnk
-	}
-	return fattr.Reg
 }
 
 func (f *FS) mergedDir(n nfs.Node) (*mergeort.Dir, error) {
