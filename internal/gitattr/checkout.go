@@ -33,7 +33,7 @@ func NewCheckout(store *tree.Store, root plumbing.Hash) *Checkout {
 // submodule is not (git does not follow in-tree symlinks either).
 func isRegular(k tree.Kind) bool { return k == tree.File || k == tree.Exec }
 
-// attrState is one view's attribute machinery: the OURS tree, the
+// Checkout is one merge's attribute machinery: the OURS tree, the
 // repository's info/attributes and merge configuration (read once, on the
 // first content merge), parsed .gitattributes by blob id, and the
 // attribute files on the way to each directory seen.

@@ -28,8 +28,8 @@
 //   - conflict-marker-size=N: the length of conflict markers (atoi; 0 or
 //     less is the default, 7).
 //
-// Which attributes: those `git merge` would see in a checkout of OURS (the
-// view serves an object store, so there is no work tree to read): the
+// Which attributes: those `git merge` would see in a checkout of OURS (gitnfs
+// serves an object store, so there is no work tree to read): the
 // .gitattributes blobs of the OURS tree along the path (root first, deeper
 // ones override), then $GIT_DIR/info/attributes over them all, with the
 // built-in "[attr]binary -diff -merge -text" below, and [attr] macros from
@@ -50,17 +50,17 @@
 // (negative patterns, [attr] outside the root, invalid names, lines of 2048
 // bytes or more) are skipped silently.
 //
-// info/attributes and the config are read once per view, on its first
+// info/attributes and the config are read once per Checkout, on its first
 // content merge (like the trees, they are a snapshot).
 //
 // Cost: a path that is not a content merge never looks at attributes. A
-// content merge looks up its directory in a per-view map; the first time a
+// content merge looks up its directory in a per-Checkout map; the first time a
 // directory is seen, its OURS tree is listed (one listing lookup: the
 // parent's listing is kept, weakly, from when the parent was seen) to find
 // its .gitattributes. With no .gitattributes on the way, no
 // info/attributes and no merge.default, that is all, without allocating,
 // and the merge's cache key is the one it has without attributes. Parsed files are cached per
-// view by blob id, keeping only the lines that can change a merge.
+// Checkout by blob id, keeping only the lines that can change a merge.
 package gitattr
 
 const (

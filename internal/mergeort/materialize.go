@@ -52,7 +52,7 @@ func (k Kind) String() string {
 	return strings.Join(s, ", ")
 }
 
-// cfile is a path that cannot be served from an existing blob without
+// File is a path that cannot be served from an existing blob without
 // thinking: a conflicted path, or a both-sides-changed file whose merge may
 // well be clean. Listing it costs nothing; its content and size exist only
 // once it is materialized.
@@ -66,7 +66,7 @@ type File struct {
 	base   plumbing.Hash
 	ours   plumbing.Hash
 	theirs plumbing.Hash
-	// labels replace the view's labels when a rename brought the versions
+	// labels replace the merge's labels when a rename brought the versions
 	// from different paths ("REV:path", as merge-ort writes them).
 	labels *merge3.Labels
 	// extraMarker lengthens the markers of a merge whose result is merged
@@ -108,7 +108,7 @@ func (f *Result) conflict(c *File) *File {
 }
 
 // outcome is what a materialization decided; it is kept for every path
-// ever materialized (a few bytes), so GETATTR never merges twice even after
+// ever materialized (a few bytes), so asking its size never merges twice even after
 // the bytes were evicted.
 type outcome struct {
 	size      int64

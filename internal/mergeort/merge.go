@@ -45,7 +45,7 @@ func (tr triple) key() [20]byte {
 	return k
 }
 
-// mdir is one merged directory, shared by every path whose three trees are
+// Dir is one merged directory, shared by every path whose three trees are
 // the same (content-addressed by its triple).
 type Dir struct {
 	key [20]byte
@@ -60,7 +60,7 @@ type Dir struct {
 	subs  int         // entries a checkout shows as directories (for nlink)
 }
 
-// mentry is one name of a merged directory: exactly one of plain (an entry
+// Entry is one name of a merged directory: exactly one of plain (an entry
 // of one of the three trees, served as gitfs serves it), dir (a merged
 // subdirectory) and conf (a path that needs materializing) is set.
 type Entry struct {

@@ -13,7 +13,7 @@ import (
 // Criss-cross histories: when ours and theirs have several merge bases,
 // merge-ort (git merge, git merge-tree) merges the merge bases into a
 // virtual one first, recursively, and uses that as the base. This file does
-// the same: each inner merge is a merge view at depth > 0 (merge-ort's
+// the same: each inner merge is a Result at depth > 0 (merge-ort's
 // call_depth: conflicts keep their markers, nine characters long, labelled
 // "Temporary merge branch 1/2"; binary files, symlinks, submodules,
 // modify/delete and distinct types fall back to the base's version; no
@@ -27,13 +27,13 @@ import (
 const mergedAncestorsLabel = "merged common ancestors"
 
 // IsVirtualBase reports whether a base snapshot's Rev names a virtual
-// merge base (RecursiveBase).
+// merge base (VirtualBase).
 func IsVirtualBase(rev string) bool { return rev == mergedAncestorsLabel }
 
 // History is the commit graph a virtual merge base is built from: the
-// repository's commits and the virtual commits made along the way
-// (internal/mergefs keeps one over the repository's; the commit graph is
-// not the merge's to read).
+// repository's commits and the virtual commits made along the way. The
+// caller provides it (reading commits is the git side's job, not the
+// merge's).
 type History interface {
 	// MergeBases are git merge-base --all's answer for two commits (real
 	// or virtual), newest first.

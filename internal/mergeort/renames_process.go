@@ -254,7 +254,7 @@ func (f *Result) dfBranch(o *tree.Entry) string {
 
 // processEntry is merge-ort's process_entry for the file part of a name.
 // A path deleted on both sides is left out even when conflicted (the
-// source of a rename/rename): Conflicts lists it, the view cannot.
+// source of a rename/rename): Conflicts lists it, no directory can.
 func (f *Result) processEntry(name string, st [3]*tree.Entry, mm uint8, dirInWay bool, branch string, labels *merge3.Labels, pathConflict bool, kinds Kind) []placed {
 	fm := filemaskOf(st[0], st[1], st[2])
 	if fm <= 1 {
