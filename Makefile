@@ -35,7 +35,8 @@ e2e: build
 	bash e2e/follow.sh
 	bash e2e/overlay.sh
 
-# Writes BENCHMARKS.md (rows 2-5 on this machine; row 1 is make e2e's census).
+# Writes BENCHMARKS.md (rows 2-6 on this machine; row 1 is make e2e's census).
+# BENCH_FLAGS=-against REV measures REV's gitnfs row by row in the same run.
 bench:
 	$(GO) run ./bench -out BENCHMARKS.md $(BENCH_FLAGS)
 

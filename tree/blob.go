@@ -87,6 +87,47 @@ func (s *Store) ReadBlobAt(blob plumbing.Hash, p []byte, off int64) (int, error)
 	return n, nil
 }
 
+// ReadBlob returns the whole content of a blob (stored or virtual) in a
+// slice the caller owns. It is the loop every caller that needs a whole
+// blob (a merge's inputs, a .gitattributes file, a merge driver's temp
+// file) would otherwise write around ReadBlobAt. Like a READ that takes a
+// blob at once, it inflates a stored blob straight into the new slice and
+// does not cache it (see wholeBlobInto); callers that bound what they read
+// check BlobSize first.
+func (s *Store) ReadBlob(blob plumbing.Hash) ([]byte, error) {
+	if b, ok := s.virtual.blob(blob); ok {
+		return append([]byte(nil), b...), nil
+	}
+	size, err := s.BlobSize(blob)
+	if err != nil {
+		return nil, err
+	}
+	if size <= s.wholeMax {
+		buf := make([]byte, size)
+		if _, err := s.wholeBlobInto(blob, size, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	// Too big for the cache: one pass over go-git's stream, outside the
+	// storage lock, instead of the stream pool meant for piecewise reads.
+	rc, objSize, err := s.openObject(blob, plumbing.BlobObject)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	if objSize != size {
+		return nil, fmt.Errorf("blob %s: header says %d bytes, object says %d", blob, size, objSize)
+	}
+	data, err := readExactly(rc, size)
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", blob, err)
+	}
+	s.stats.BlobsInflated.Add(1)
+	s.stats.BlobBytesInflated.Add(size)
+	return data, nil
+}
+
 // wholeBlobInto serves a read that takes a whole blob at once: every file up
 // to the client's rsize (1 MiB on Linux), which is nearly every file of a
 // source tree. It is inflated straight into the reply and not cached: the

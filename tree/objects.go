@@ -298,3 +298,29 @@ func (s *Store) objectType(h plumbing.Hash) (t plumbing.ObjectType, err error) {
 	})
 	return t, err
 }
+
+// Stored reports whether the object store (the repository's own or an
+// alternate) holds h. Virtual objects do not count: they are in no store.
+// (gitwrite asks before writing, as git does, so an object is written once.)
+func (s *Store) Stored(h plumbing.Hash) (bool, error) {
+	found := false
+	err := s.locked("look up "+h.String(), func() error {
+		for attempt := 0; attempt < 2; attempt++ {
+			for _, b := range s.backends {
+				err := b.st.HasEncodedObject(h)
+				if err == nil {
+					found = true
+					return nil
+				}
+				if !errors.Is(err, plumbing.ErrObjectNotFound) {
+					return err
+				}
+			}
+			if !s.reindexLocked() {
+				break
+			}
+		}
+		return nil
+	})
+	return found, err
+}

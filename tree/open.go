@@ -14,7 +14,6 @@ import (
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	formatcfg "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
@@ -43,7 +42,11 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", abs, err)
 	}
-	if err := checkConfig(filepath.Join(common, "config")); err != nil {
+	// The config is read once, here; a config git would refuse does not
+	// stop serving (objects are read without it), but whoever asks it a
+	// question gets the error (Store.Config).
+	cfg, cfgErr := LoadConfig(ConfigFiles{GitDir: gitdir, CommonDir: common, Getenv: opts.getenv})
+	if err := checkConfig(cfg); err != nil {
 		return nil, fmt.Errorf("open %s: %w", abs, err)
 	}
 
@@ -77,7 +80,9 @@ func Open(path string, opts Options) (*Store, error) {
 		backends = append(backends, &backend{st: st, fs: st, objDir: dir, packs: packFingerprint(dir)})
 	}
 
-	return newStore(abs, canonical(objDir), backends, primary, opts), nil
+	s := newStore(abs, canonical(objDir), backends, primary, opts)
+	s.gitDir, s.config, s.configErr = common, cfg, cfgErr
+	return s, nil
 }
 
 // findGitDir returns the git directory for dir and its common directory
@@ -147,23 +152,16 @@ func isGitDir(dir string) (common string, ok bool) {
 }
 
 // checkConfig refuses repositories go-git cannot read correctly, so the
-// user gets a clear message instead of "object not found" later.
-func checkConfig(name string) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil // no config is fine: git's defaults apply
+// user gets a clear message instead of "object not found" later. git reads
+// extensions from the repository's own config only. (A nil cfg, one that
+// did not parse, is no reason to refuse: objects are read without it.)
+func checkConfig(cfg *Config) error {
+	local := cfg.In(ScopeLocal)
+	if v, _ := local.Get("extensions", "", "objectformat"); v != "" && !strings.EqualFold(v, "sha1") {
+		return fmt.Errorf("object format %s is not supported (only sha1)", strings.ToLower(v))
 	}
-	defer f.Close()
-	cfg := formatcfg.New()
-	if err := formatcfg.NewDecoder(f).Decode(cfg); err != nil {
-		return nil // go-git reads objects without the config; not our concern
-	}
-	ext := cfg.Section("extensions")
-	if v := strings.ToLower(ext.Option("objectformat")); v != "" && v != "sha1" {
-		return fmt.Errorf("object format %s is not supported (only sha1)", v)
-	}
-	if v := strings.ToLower(ext.Option("refstorage")); v != "" && v != "files" {
-		return fmt.Errorf("ref storage %s is not supported (only files)", v)
+	if v, _ := local.Get("extensions", "", "refstorage"); v != "" && !strings.EqualFold(v, "files") {
+		return fmt.Errorf("ref storage %s is not supported (only files)", strings.ToLower(v))
 	}
 	return nil
 }

@@ -69,13 +69,20 @@ type Options struct {
 	wholeBlobMax     int64 // blobs up to this size are inflated whole and cached
 	treeCacheEntries int64 // bound of the listing cache, in entries
 	streamHistory    int64
+	getenv           func(string) string // the environment config is read with; nil: os.Getenv
 }
 
 // Store is a read-only, concurrency-safe view of one repository's objects.
 type Store struct {
-	path  string // what was opened, for error messages
-	id    string
-	stats *stats.Internal
+	path   string // what was opened, for error messages
+	id     string
+	gitDir string // the common git directory; "" for memory storage
+
+	config    *Config // every scope, read once at Open (nil for memory storage)
+	configErr error   // why config is nil, when a file did not parse
+
+	shallow shallowFile // the commits a shallow clone has without parents
+	stats   *stats.Internal
 
 	// mu serializes every call into go-git: its storage (pack scanners,
 	// index maps, descriptors) is not safe for concurrent use.
@@ -170,6 +177,20 @@ func (s *Store) Close() error {
 
 // Stats returns the internal counters the store updates.
 func (s *Store) Stats() *stats.Internal { return s.stats }
+
+// GitDir is the repository's (common) git directory, where its config,
+// refs and objects live; "" for memory storage.
+func (s *Store) GitDir() string { return s.gitDir }
+
+// Config is the repository's git configuration, every scope git reads,
+// read once when the store was opened. The error is a file that did not
+// parse (git would refuse to run); memory storage has an empty config.
+func (s *Store) Config() (*Config, error) {
+	if s.configErr != nil {
+		return nil, s.configErr
+	}
+	return s.config, nil
+}
 
 // ID is a stable identity of the repository (its absolute object-store path), "" for memory storage.
 func (s *Store) ID() string { return s.id }

@@ -4,6 +4,11 @@
 // directory, how big is this file, and what are its bytes at this offset —
 // without ever checking anything out or writing to the object store.
 //
+// It is the one door to the repository: objects, sizes, the config (every
+// scope, config.go), alternates (open.go), the commit graph and merge
+// bases (history.go) and abbreviations (abbrev.go) are all read here.
+// Writing, which only `gitnfs commit` does, lives in tree/gitwrite.
+//
 // A Store is safe for concurrent use: go-git's storage is not, so every
 // access to it is serialized inside Store, and everything above it (decoded
 // listings, blob sizes, inflated blobs) is cached so that most calls never

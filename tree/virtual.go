@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -46,19 +47,30 @@ func (s *Store) PutBlob(data []byte) plumbing.Hash {
 // PutTree keeps a tree of entries in memory and returns the id git would
 // give it. Entries need not be sorted; names must be unique and valid.
 func (s *Store) PutTree(entries []Entry) (plumbing.Hash, error) {
+	data, err := EncodeTree(entries)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("virtual tree: %w", err)
+	}
 	l := &Listing{Entries: append([]Entry(nil), entries...)}
 	sort.Slice(l.Entries, func(i, j int) bool { return l.Entries[i].Name < l.Entries[j].Name })
-	for i, e := range l.Entries {
-		if e.Name == "" || bytes.ContainsAny([]byte(e.Name), "/\x00") || (i > 0 && l.Entries[i-1].Name == e.Name) {
-			return plumbing.ZeroHash, fmt.Errorf("virtual tree: bad or duplicate name %q", e.Name)
-		}
+	for _, e := range l.Entries {
 		if e.Kind.IsDir() {
 			l.Subdirs++
 		}
 	}
-	// git orders a tree's entries by name, a directory's name as if it
-	// ended with '/'.
-	git := append([]Entry(nil), l.Entries...)
+	h := plumbing.ComputeHash(plumbing.TreeObject, data)
+	s.virtual.trees.LoadOrStore(h, l)
+	return h, nil
+}
+
+// EncodeTree is the content of the git tree object holding entries (git
+// cat-file tree prints it): entries in git's order, by name with a
+// directory's name compared as if it ended in '/'. Entries need not be
+// sorted; a name that is empty, holds '/' or NUL, or repeats is refused,
+// as is an entry of no known kind. Virtual trees (PutTree) and written ones
+// (gitwrite) are encoded here alike, so both get the ids git gives them.
+func EncodeTree(entries []Entry) ([]byte, error) {
+	git := append([]Entry(nil), entries...)
 	key := func(e Entry) string {
 		if e.Kind == Dir {
 			return e.Name + "/"
@@ -66,17 +78,23 @@ func (s *Store) PutTree(entries []Entry) (plumbing.Hash, error) {
 		return e.Name
 	}
 	sort.Slice(git, func(i, j int) bool { return key(git[i]) < key(git[j]) })
+	seen := make(map[string]bool, len(git))
 	var buf bytes.Buffer
 	for _, e := range git {
+		if e.Name == "" || strings.ContainsAny(e.Name, "/\x00") || seen[e.Name] {
+			return nil, fmt.Errorf("bad or duplicate name %q", e.Name)
+		}
+		seen[e.Name] = true
+		if e.Kind < Dir || e.Kind > Gitlink {
+			return nil, fmt.Errorf("%s: entry of unknown kind %d", e.Name, e.Kind)
+		}
 		buf.WriteString(strconv.FormatUint(uint64(e.Kind.Mode()), 8))
 		buf.WriteByte(' ')
 		buf.WriteString(e.Name)
 		buf.WriteByte(0)
 		buf.Write(e.Hash[:])
 	}
-	h := plumbing.ComputeHash(plumbing.TreeObject, buf.Bytes())
-	s.virtual.trees.LoadOrStore(h, l)
-	return h, nil
+	return buf.Bytes(), nil
 }
 
 // ChangedPaths calls fn for every path whose entry differs between the

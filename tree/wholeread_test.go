@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 )
 
@@ -61,5 +63,45 @@ func TestWholeReadsBypassTheBlobCache(t *testing.T) {
 	}
 	if inflated := s.Stats().BlobsInflated.Load(); inflated != 3 {
 		t.Errorf("a blob read in %d pieces was inflated %d times, want once", (len(pieces)+4095)/4096, inflated-2)
+	}
+}
+
+// TestReadBlobIsGits: ReadBlob returns git cat-file's bytes for loose,
+// packed and delta blobs on both sides of the whole-blob threshold, and
+// for virtual blobs, in a slice the caller may change without touching
+// the store.
+func TestReadBlobIsGits(t *testing.T) {
+	f := bigRepo(t)
+	r := &g{t: t, dir: f.dir}
+	s := openStore(t, f.dir, Options{wholeBlobMax: 64 << 10})
+	small := &g{t: t, dir: rich(t)}
+	for name, h := range map[string]plumbing.Hash{"loose": f.loose, "packed": f.packedFull, "delta": f.packedDelta, "small": small.rev("HEAD:README")} {
+		r, s := r, s
+		if name == "small" {
+			r, s = small, openStore(t, small.dir, Options{})
+		}
+		want := r.raw("cat-file", "blob", h.String())
+		got, err := s.ReadBlob(h)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: %d bytes, %v; git has %d", name, len(got), err, len(want))
+		}
+		if len(got) > 0 {
+			got[0] ^= 0xff
+			if again, _ := s.ReadBlob(h); !bytes.Equal(again, want) {
+				t.Errorf("%s: changing the returned slice changed the store's bytes", name)
+			}
+		}
+	}
+	v := s.PutBlob([]byte("virtual\n"))
+	got, err := s.ReadBlob(v)
+	if err != nil || string(got) != "virtual\n" {
+		t.Errorf("virtual blob: %q, %v", got, err)
+	}
+	got[0] = 'V'
+	if again, _ := s.ReadBlob(v); string(again) != "virtual\n" {
+		t.Error("changing a virtual blob's returned slice changed the store's bytes")
+	}
+	if _, err := s.ReadBlob(r.rev("HEAD^{tree}")); err == nil {
+		t.Error("a tree read as a blob")
 	}
 }

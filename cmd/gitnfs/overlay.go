@@ -7,17 +7,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/go-git/go-billy/v5/osfs"
-	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/spf13/cobra"
 
 	"github.com/gitnfs/gitnfs/fattr"
@@ -28,6 +21,7 @@ import (
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/tree/gitwrite"
 )
 
 // openServeOverlay layers the overlay in dir over base, the export of snap
@@ -400,9 +394,21 @@ func runCommit(stderr io.Writer, f commitFlags) (string, error) {
 			conflicted[c.Path] = true
 		}
 	}
-	// Objects are written through go-git's own storage of the repository
-	// (tree.Store never writes).
-	st := filesystem.NewStorage(osfs.New(filepath.Dir(o.store.ID())), cache.NewObjectLRUDefault())
+	cfg, err := o.store.Config()
+	if err != nil {
+		// go-git's parser refuses some files git reads (tree.Config says
+		// which): the identity then comes from the environment or the
+		// defaults, as it did before the config was read in one place.
+		fmt.Fprintf(stderr, "gitnfs: commit: %v (identity from the environment or gitnfs's defaults)\n", err)
+	}
+	author, committer, err := gitwrite.Signatures(cfg, f.author, os.Getenv, time.Now())
+	if err != nil {
+		return "", err
+	}
+	st, err := gitwrite.Open(o.store)
+	if err != nil {
+		return "", fmt.Errorf("commit: %w", err)
+	}
 	defer st.Close()
 	tw := &treeWriter{ov: o.ov, st: st, merge: o.merge != nil, conflicted: conflicted}
 	rootHash, _, err := tw.dir(o.ov.Root(), 0)
@@ -416,27 +422,23 @@ func runCommit(stderr io.Writer, f commitFlags) (string, error) {
 	if o.merge == nil && rootHash == o.snap.Root {
 		return "", errors.New("commit: nothing to commit (the merged view is the revision's tree)")
 	}
-	sig, err := signature(st, f.author)
-	if err != nil {
-		return "", err
-	}
-	c := &object.Commit{Author: sig, Committer: sig, Message: f.msg, TreeHash: rootHash}
+	c := gitwrite.Commit{Author: author, Committer: committer, Message: f.msg, Tree: rootHash}
 	if !msg2nl(f.msg) {
-		c.Message += "\n"
+		c.Message += "\n" // as git commit -m ends a message
 	}
 	from := plumbing.ZeroHash // what --branch may move from
 	if o.merge != nil {
 		from = o.ours.Commit
 		for _, s := range []*tree.Snapshot{o.ours, o.theirs} {
 			if !s.Commit.IsZero() {
-				c.ParentHashes = append(c.ParentHashes, s.Commit)
+				c.Parents = append(c.Parents, s.Commit)
 			}
 		}
 	} else if !o.snap.Commit.IsZero() {
 		from = o.snap.Commit
-		c.ParentHashes = []plumbing.Hash{o.snap.Commit}
+		c.Parents = []plumbing.Hash{o.snap.Commit}
 	}
-	id, err := tw.put(c)
+	id, err := st.Commit(c)
 	if err != nil {
 		return "", err
 	}
@@ -445,7 +447,7 @@ func runCommit(stderr io.Writer, f commitFlags) (string, error) {
 			len(open), plural(len(open), "path", "paths"))
 	}
 	if f.branch != "" {
-		if err := setBranch(st, f.branch, id, from); err != nil {
+		if err := st.SetBranch(f.branch, id, from); err != nil {
 			return "", fmt.Errorf("commit %s written, but: %w", id, err)
 		}
 	}
@@ -471,68 +473,11 @@ func unresolvedError(merge string, open []mergefs.Conflict) error {
 
 func msg2nl(m string) bool { return strings.HasSuffix(m, "\n") }
 
-func signature(st *filesystem.Storage, author string) (object.Signature, error) {
-	now := time.Now()
-	if author != "" {
-		name, email, ok := strings.Cut(author, "<")
-		if !ok || !strings.HasSuffix(author, ">") {
-			return object.Signature{}, fmt.Errorf("--author %q: want \"Name <email>\"", author)
-		}
-		return object.Signature{Name: strings.TrimSpace(name), Email: strings.TrimSuffix(email, ">"), When: now}, nil
-	}
-	name, email := os.Getenv("GIT_AUTHOR_NAME"), os.Getenv("GIT_AUTHOR_EMAIL")
-	if name == "" || email == "" {
-		for _, cfg := range configs(st) {
-			if name == "" {
-				name = cfg.User.Name
-			}
-			if email == "" {
-				email = cfg.User.Email
-			}
-		}
-	}
-	if name == "" {
-		name = "gitnfs"
-	}
-	if email == "" {
-		email = "gitnfs@localhost"
-	}
-	return object.Signature{Name: name, Email: email, When: now}, nil
-}
-
-func configs(st *filesystem.Storage) []*config.Config {
-	var out []*config.Config
-	if c, err := st.Config(); err == nil {
-		out = append(out, c)
-	}
-	if c, err := config.LoadConfig(config.GlobalScope); err == nil {
-		out = append(out, c)
-	}
-	return out
-}
-
-// setBranch creates refs/heads/name at id, or moves it there from parent.
-func setBranch(st *filesystem.Storage, name string, id, parent plumbing.Hash) error {
-	ref := plumbing.NewBranchReferenceName(name)
-	if err := ref.Validate(); err != nil {
-		return fmt.Errorf("--branch %q: %w", name, err)
-	}
-	old, err := st.Reference(ref)
-	switch {
-	case errors.Is(err, plumbing.ErrReferenceNotFound):
-		old = nil
-	case err != nil:
-		return err
-	case old.Hash() != parent:
-		return fmt.Errorf("branch %s is at %s, not at the overlay's revision %s: not moving it", name, short12(old.Hash().String()), short12(parent.String()))
-	}
-	return st.CheckAndSetReference(plumbing.NewHashReference(ref, id), old)
-}
-
-// treeWriter writes the merged view's trees and new blobs.
+// treeWriter walks the overlay's merged view and decides what to write:
+// what is unchanged is reused by id, the rest goes to st.
 type treeWriter struct {
 	ov      *overlay.FS
-	st      *filesystem.Storage
+	st      *gitwrite.Writer
 	skipped []string
 	// merge: the base is a merge view, where a merged directory or a
 	// content-merged path has no object id until written here;
@@ -555,55 +500,10 @@ func (w *treeWriter) baseEntry(n nfs.Node) (tree.Entry, bool) {
 	return gitfs.EntryOf(n), true
 }
 
-type encoder interface {
-	Encode(plumbing.EncodedObject) error
-}
+// readerAt adapts a ReadAt method to io.ReaderAt, for io.SectionReader.
+type readerAt func(p []byte, off int64) (int, error)
 
-// put writes an object unless the store has it already.
-func (w *treeWriter) put(v encoder) (plumbing.Hash, error) {
-	obj := w.st.NewEncodedObject()
-	if err := v.Encode(obj); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return w.putObject(obj)
-}
-
-func (w *treeWriter) putObject(obj plumbing.EncodedObject) (plumbing.Hash, error) {
-	h := obj.Hash()
-	if w.st.HasEncodedObject(h) == nil {
-		return h, nil
-	}
-	return w.st.SetEncodedObject(obj)
-}
-
-func (w *treeWriter) blob(read func(p []byte, off int64) (int, error), size uint64) (plumbing.Hash, error) {
-	obj := w.st.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	ow, err := obj.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	buf := make([]byte, 1<<20)
-	for off := uint64(0); off < size; {
-		n, err := read(buf[:min(uint64(len(buf)), size-off)], int64(off))
-		if n > 0 {
-			if _, werr := ow.Write(buf[:n]); werr != nil {
-				return plumbing.ZeroHash, werr
-			}
-			off += uint64(n)
-		}
-		if err == io.EOF || (err == nil && n == 0) {
-			break
-		}
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-	}
-	if err := ow.Close(); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return w.putObject(obj)
-}
+func (r readerAt) ReadAt(p []byte, off int64) (int, error) { return r(p, off) }
 
 // dir returns the tree of directory n and how many entries it has (0: an
 // empty directory, which git cannot record).
@@ -625,7 +525,7 @@ func (w *treeWriter) dir(n nfs.Node, depth int) (plumbing.Hash, int, error) {
 	if err != nil {
 		return plumbing.ZeroHash, 0, err
 	}
-	var ents []object.TreeEntry
+	var ents []tree.Entry
 	for i := 0; i < d.Len(); i++ {
 		name, c := d.Name(i), d.Node(i)
 		if strings.EqualFold(name, ".git") {
@@ -637,17 +537,17 @@ func (w *treeWriter) dir(n nfs.Node, depth int) (plumbing.Hash, int, error) {
 			return plumbing.ZeroHash, 0, err
 		}
 		var h plumbing.Hash
-		var mode filemode.FileMode
+		var kind tree.Kind
 		be, hasEntry := tree.Entry{}, false
 		if co.Pristine {
 			be, hasEntry = w.baseEntry(co.Base)
 		}
 		switch c.Type {
 		case fattr.Dir:
-			mode = filemode.Dir
+			kind = tree.Dir
 			if hasEntry {
 				if be.Kind == tree.Gitlink {
-					mode = filemode.Submodule
+					kind = tree.Gitlink
 				}
 				h = be.Hash
 				break
@@ -663,9 +563,9 @@ func (w *treeWriter) dir(n nfs.Node, depth int) (plumbing.Hash, int, error) {
 				continue
 			}
 		case fattr.Reg:
-			mode = filemode.Regular
+			kind = tree.File
 			if co.Mode&0o100 != 0 {
-				mode = filemode.Executable
+				kind = tree.Exec
 			}
 			if hasEntry {
 				h = be.Hash
@@ -675,11 +575,12 @@ func (w *treeWriter) dir(n nfs.Node, depth int) (plumbing.Hash, int, error) {
 			if err != nil {
 				return plumbing.ZeroHash, 0, err
 			}
-			if h, err = w.blob(func(p []byte, off int64) (int, error) { return w.ov.ReadAt(c, p, off) }, a.Size); err != nil {
+			body := io.NewSectionReader(readerAt(func(p []byte, off int64) (int, error) { return w.ov.ReadAt(c, p, off) }), 0, int64(a.Size))
+			if h, err = w.st.Blob(body, int64(a.Size)); err != nil {
 				return plumbing.ZeroHash, 0, fmt.Errorf("%s: %w", c.Path, err)
 			}
 		case fattr.Lnk:
-			mode = filemode.Symlink
+			kind = tree.Symlink
 			if hasEntry {
 				h = be.Hash
 				break
@@ -688,19 +589,17 @@ func (w *treeWriter) dir(n nfs.Node, depth int) (plumbing.Hash, int, error) {
 			if err != nil {
 				return plumbing.ZeroHash, 0, err
 			}
-			b := []byte(target)
-			if h, err = w.blob(func(p []byte, off int64) (int, error) { return copy(p, b[off:]), nil }, uint64(len(b))); err != nil {
+			if h, err = w.st.Blob(strings.NewReader(target), int64(len(target))); err != nil {
 				return plumbing.ZeroHash, 0, err
 			}
 		default:
 			continue
 		}
-		ents = append(ents, object.TreeEntry{Name: name, Mode: mode, Hash: h})
+		ents = append(ents, tree.Entry{Name: name, Kind: kind, Hash: h})
 	}
 	if len(ents) == 0 && n.Path != "" {
 		return plumbing.ZeroHash, 0, nil
 	}
-	sort.Sort(object.TreeEntrySorter(ents))
-	h, err := w.put(&object.Tree{Entries: ents})
+	h, err := w.st.Tree(ents)
 	return h, len(ents), err
 }

@@ -112,29 +112,6 @@ func TestMergeBaseIsGits(t *testing.T) {
 	}
 }
 
-// core.abbrev is honoured, and an abbreviation is extended until unique.
-func TestBaseLabelAbbreviation(t *testing.T) {
-	repo := testrepo.Init(t, true)
-	base := commitOn(t, repo, files{"f": file("0\n")}, "2024-01-01T00:00:00Z")
-	store, err := tree.Open(repo, tree.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	h, _ := store.Resolve(base)
-	if got := abbrev(store, h.Commit); got != base[:7] {
-		t.Errorf("abbrev %q, want %q", got, base[:7])
-	}
-	testrepo.Git(t, repo, "config", "core.abbrev", "12")
-	short := strings.TrimSpace(testrepo.Git(t, repo, "rev-parse", "--short", base))
-	if got := abbrev(store, h.Commit); got != short || len(got) != 12 {
-		t.Errorf("with core.abbrev=12: %q, git says %q", got, short)
-	}
-	if n := abbrevLen(""); n != 7 {
-		t.Errorf("memory store: %d", n)
-	}
-}
-
 // In a shallow clone the history stops at the shallow commits, as for git:
 // their missing parents are not an error.
 func TestMergeBaseInShallowClone(t *testing.T) {
