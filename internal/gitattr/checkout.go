@@ -227,25 +227,11 @@ func (s *Checkout) readBlob(h plumbing.Hash, path string) ([]byte, error) {
 	if size > MaxFileSize {
 		return nil, fmt.Errorf("merge attributes: %s (blob %s) is %d bytes, over the %d gitnfs reads", path, h, size, MaxFileSize)
 	}
-	buf := make([]byte, size)
-	got := 0
-	for got < len(buf) {
-		n, err := s.store.ReadBlobAt(h, buf[got:], int64(got))
-		got += n
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("merge attributes: %s (blob %s): %w", path, h, err)
-		}
-		if n == 0 {
-			break
-		}
+	data, err := s.store.ReadBlob(h)
+	if err != nil {
+		return nil, fmt.Errorf("merge attributes: %s (blob %s): %w", path, h, err)
 	}
-	if got != len(buf) {
-		return nil, fmt.Errorf("merge attributes: %s (blob %s): read %d of %d bytes", path, h, got, size)
-	}
-	return buf, nil
+	return data, nil
 }
 
 // Merge returns the merge attributes of path (git_check_attr for merge

@@ -4,7 +4,6 @@ import (
 	"container/list"
 	"crypto/sha1"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -222,7 +221,7 @@ func (f *Result) compute(c *File, path string, a gitattr.Merge) (*mat, error) {
 		if h.IsZero() {
 			continue
 		}
-		b, err := f.readBlob(h, sizes[i])
+		b, err := f.store.ReadBlob(h)
 		if err != nil {
 			return nil, err
 		}
@@ -255,28 +254,6 @@ func (f *Result) virtualBinary(c *File, baseSize int64) *mat {
 		return &mat{data: []byte{}}
 	}
 	return &mat{outcome: outcome{size: baseSize}, blob: c.base}
-}
-
-func (f *Result) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
-	buf := make([]byte, size)
-	got := 0
-	for got < len(buf) {
-		n, err := f.store.ReadBlobAt(h, buf[got:], int64(got))
-		got += n
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			return nil, fmt.Errorf("blob %s: short read at %d of %d", h, got, size)
-		}
-	}
-	if got != len(buf) {
-		return nil, fmt.Errorf("blob %s: read %d of %d bytes", h, got, size)
-	}
-	return buf, nil
 }
 
 // readAt serves a materialized path as tree.Store.ReadBlobAt serves a blob

@@ -182,7 +182,7 @@ func (f *Result) detectRenames() (*renameState, error) {
 			LocationOnly: func(p string) bool { content, ok := rel[p]; return ok && !content },
 			DirsRemoved:  w.dirsRemoved[side],
 			DeferredDirs: w.deferred[side],
-			Read:         f.readWhole,
+			Read:         f.store.ReadBlob,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("rename detection: %w", err)
@@ -440,12 +440,3 @@ func (f *Result) diffFiles(base, side plumbing.Hash, dir string, srcs, dsts *[]r
 }
 
 var emptyBlob = plumbing.ComputeHash(plumbing.BlobObject, nil)
-
-// readWhole reads a blob for similarity scoring.
-func (f *Result) readWhole(h plumbing.Hash) ([]byte, error) {
-	size, err := f.store.BlobSize(h)
-	if err != nil {
-		return nil, err
-	}
-	return f.readBlob(h, size)
-}
