@@ -160,7 +160,7 @@ func (f *Result) detectRenames() (*renameState, error) {
 	if err := f.findRelevant(triple{b, o, t}, "", 0, w); err != nil {
 		return nil, err
 	}
-	var pairs []sidePair
+	sideRoots := [3]plumbing.Hash{b, o, t}
 	var sidePairs, sideAdds [3][]renames.Pair
 	detected := false
 	for side := 1; side <= 2; side++ {
@@ -168,41 +168,100 @@ func (f *Result) detectRenames() (*renameState, error) {
 			continue
 		}
 		detected = true
-		sideRoot := o
-		if side == 2 {
-			sideRoot = t
-		}
-		var srcs, dsts []renames.File
-		if err := f.diffFiles(b, sideRoot, "", &srcs, &dsts); err != nil {
+		var err error
+		if sidePairs[side], sideAdds[side], err = f.detectSide(w, side, sideRoots[side]); err != nil {
 			return nil, err
-		}
-		rel := w.sources[side]
-		found, err := renames.Detect(srcs, dsts, renames.Options{
-			Relevant:     func(p string) bool { _, ok := rel[p]; return ok },
-			LocationOnly: func(p string) bool { content, ok := rel[p]; return ok && !content },
-			DirsRemoved:  w.dirsRemoved[side],
-			DeferredDirs: w.deferred[side],
-			Read:         f.store.ReadBlob,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("rename detection: %w", err)
-		}
-		f.store.Stats().RenamesDetected.Add(int64(len(found)))
-		sidePairs[side] = found
-		paired := map[string]bool{}
-		for _, p := range found {
-			paired[p.Dst.Path] = true
-		}
-		for _, d := range dsts {
-			if !paired[d.Path] {
-				sideAdds[side] = append(sideAdds[side], renames.Pair{Dst: d})
-			}
 		}
 	}
 	if !detected {
 		return nil, nil
 	}
 	r := &renameState{paths: map[string]*pinfo{}, dirty: map[string]bool{}}
+	dirRenames := f.directoryRenames(r, w, sidePairs)
+	if len(dirRenames[1])+len(dirRenames[2]) > 0 {
+		// Adds on a side without rename detection matter too now.
+		for side := 1; side <= 2; side++ {
+			if sidePairs[side] != nil || sideAdds[side] != nil {
+				continue
+			}
+			var err error
+			if sideAdds[side], err = f.addsOf(sideRoots[side]); err != nil {
+				return nil, err
+			}
+		}
+		var err error
+		if sidePairs, err = f.applyDirRenames(r, dirRenames, sidePairs, sideAdds); err != nil {
+			return nil, err
+		}
+	}
+	var pairs []sidePair
+	for side := 1; side <= 2; side++ {
+		for _, p := range sidePairs[side] {
+			pairs = append(pairs, sidePair{Pair: p, side: side})
+		}
+	}
+	if len(pairs) == 0 && len(r.paths) == 0 && len(r.unclean) == 0 {
+		return nil, nil
+	}
+	// merge-ort sorts the pairs of both sides by source path, stably
+	// (side 1 first): a source renamed on both sides is then adjacent.
+	sort.SliceStable(pairs, func(i, j int) bool { return pairs[i].Src.Path < pairs[j].Src.Path })
+	if err := f.processRenames(r, pairs); err != nil {
+		return nil, err
+	}
+	r.markDirty()
+	return r, nil
+}
+
+// detectSide pairs what one side deleted with what it added (the side's
+// whole diff: a relevant source exists), and returns the pairs and the
+// adds left unpaired.
+func (f *Result) detectSide(w *relevance, side int, sideRoot plumbing.Hash) (found, adds []renames.Pair, err error) {
+	var srcs, dsts []renames.File
+	if err := f.diffFiles(f.base.Root, sideRoot, "", &srcs, &dsts); err != nil {
+		return nil, nil, err
+	}
+	rel := w.sources[side]
+	found, err = renames.Detect(srcs, dsts, renames.Options{
+		Relevant:     func(p string) bool { _, ok := rel[p]; return ok },
+		LocationOnly: func(p string) bool { content, ok := rel[p]; return ok && !content },
+		DirsRemoved:  w.dirsRemoved[side],
+		DeferredDirs: w.deferred[side],
+		Read:         f.store.ReadBlob,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("rename detection: %w", err)
+	}
+	f.store.Stats().RenamesDetected.Add(int64(len(found)))
+	paired := map[string]bool{}
+	for _, p := range found {
+		paired[p.Dst.Path] = true
+	}
+	for _, d := range dsts {
+		if !paired[d.Path] {
+			adds = append(adds, renames.Pair{Dst: d})
+		}
+	}
+	return found, adds, nil
+}
+
+// addsOf is every file a side added, as unpaired adds.
+func (f *Result) addsOf(sideRoot plumbing.Hash) ([]renames.Pair, error) {
+	var srcs, dsts []renames.File
+	if err := f.diffFiles(f.base.Root, sideRoot, "", &srcs, &dsts); err != nil {
+		return nil, err
+	}
+	var adds []renames.Pair
+	for _, d := range dsts {
+		adds = append(adds, renames.Pair{Dst: d})
+	}
+	return adds, nil
+}
+
+// directoryRenames is each side's directory renames under
+// merge.directoryRenames (none when it is false); a directory both sides
+// renamed is nobody's, and a split rename makes the merge unclean.
+func (f *Result) directoryRenames(r *renameState, w *relevance, sidePairs [3][]renames.Pair) [3]map[string]string {
 	var dirRenames [3]map[string]string
 	for side := 1; side <= 2; side++ {
 		var splits []string
@@ -218,45 +277,14 @@ func (f *Result) detectRenames() (*renameState, error) {
 		}
 	}
 	if f.dirRenames == dirRenamesOff {
-		dirRenames = [3]map[string]string{}
+		return [3]map[string]string{}
 	}
-	if len(dirRenames[1])+len(dirRenames[2]) > 0 {
-		// Adds on a side without rename detection matter too now.
-		for side := 1; side <= 2; side++ {
-			if sidePairs[side] != nil || sideAdds[side] != nil {
-				continue
-			}
-			sideRoot := o
-			if side == 2 {
-				sideRoot = t
-			}
-			var srcs, dsts []renames.File
-			if err := f.diffFiles(b, sideRoot, "", &srcs, &dsts); err != nil {
-				return nil, err
-			}
-			for _, d := range dsts {
-				sideAdds[side] = append(sideAdds[side], renames.Pair{Dst: d})
-			}
-		}
-		var err error
-		if sidePairs, err = f.applyDirRenames(r, dirRenames, sidePairs, sideAdds); err != nil {
-			return nil, err
-		}
-	}
-	for side := 1; side <= 2; side++ {
-		for _, p := range sidePairs[side] {
-			pairs = append(pairs, sidePair{Pair: p, side: side})
-		}
-	}
-	if len(pairs) == 0 && len(r.paths) == 0 && len(r.unclean) == 0 {
-		return nil, nil
-	}
-	// merge-ort sorts the pairs of both sides by source path, stably
-	// (side 1 first): a source renamed on both sides is then adjacent.
-	sort.SliceStable(pairs, func(i, j int) bool { return pairs[i].Src.Path < pairs[j].Src.Path })
-	if err := f.processRenames(r, pairs); err != nil {
-		return nil, err
-	}
+	return dirRenames
+}
+
+// markDirty marks the directories on the way to every touched path, and
+// the names below each that renames touch.
+func (r *renameState) markDirty() {
 	r.kids = map[string]map[string]bool{}
 	for p, pi := range r.paths {
 		if !pi.touched {
@@ -272,7 +300,6 @@ func (f *Result) detectRenames() (*renameState, error) {
 			d = parent
 		}
 	}
-	return r, nil
 }
 
 type sidePair struct {
