@@ -186,7 +186,7 @@ func (s *Store) Walk(root plumbing.Hash, path string) (Entry, error) {
 		case Dir:
 		case Gitlink:
 			// A submodule is served as an empty directory.
-			return Entry{}, fmt.Errorf("walk %q in tree %s: %q: %w", path, root, join(walked, name), ErrNotFound)
+			return Entry{}, fmt.Errorf("walk %q in tree %s: %q: %w", path, root, Join(walked, name), ErrNotFound)
 		default:
 			return Entry{}, fmt.Errorf("walk %q in tree %s: %q: %w", path, root, walked, ErrNotDir)
 		}
@@ -196,16 +196,9 @@ func (s *Store) Walk(root plumbing.Hash, path string) (Entry, error) {
 		}
 		next, ok := l.Lookup(name)
 		if !ok {
-			return Entry{}, fmt.Errorf("walk %q in tree %s: %q: %w", path, root, join(walked, name), ErrNotFound)
+			return Entry{}, fmt.Errorf("walk %q in tree %s: %q: %w", path, root, Join(walked, name), ErrNotFound)
 		}
-		e, walked = next, join(walked, name)
+		e, walked = next, Join(walked, name)
 	}
 	return e, nil
-}
-
-func join(dir, name string) string {
-	if dir == "" {
-		return name
-	}
-	return dir + "/" + name
 }

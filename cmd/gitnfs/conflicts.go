@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gitnfs/gitnfs/internal/mergefs"
+	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/tree"
 )
@@ -81,20 +82,20 @@ func runConflicts(cmd *cobra.Command, f conflictsFlags) error {
 		return err
 	}
 	defer store.Close()
-	ours, theirs, base, err := mergefs.ResolveMerge(store, f.rev, f.merge, f.base, mergefs.Options{Style: style})
+	ours, theirs, base, err := mergefs.ResolveMerge(store, f.rev, f.merge, f.base, mergefs.Options{Merge: mergeort.Options{Style: style}})
 	if err != nil {
 		return err
 	}
-	dirRenames, err := mergefs.ParseDirectoryRenames(f.dirRenames)
+	dirRenames, err := mergeort.ParseDirectoryRenames(f.dirRenames)
 	if err != nil {
 		return fmt.Errorf("--directory-renames: %w", err)
 	}
-	fsys := mergefs.New(store, ours, theirs, base, mergefs.Options{Style: style, DirectoryRenames: dirRenames})
+	fsys := mergefs.New(store, ours, theirs, base, mergefs.Options{Merge: mergeort.Options{Style: style, DirectoryRenames: dirRenames}})
 	cs, err := fsys.Conflicts()
 	if err != nil {
 		return err
 	}
-	if err := mergefs.WriteConflicts(cmd.OutOrStdout(), cs, f.nameOnly); err != nil {
+	if err := mergeort.WriteConflicts(cmd.OutOrStdout(), cs, f.nameOnly); err != nil {
 		return err
 	}
 	unclean := fsys.Unclean()

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/gitnfs/gitnfs/internal/mergefs"
+	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
 )
@@ -123,7 +123,7 @@ func checkServeFlags(fs *pflag.FlagSet, f serveFlags, logOut io.Writer) (serveCo
 		if c.style, err = merge3.ParseStyle(f.conflictStyle); err != nil {
 			return c, fmt.Errorf("--conflict-style: %w", err)
 		}
-		if c.dirRenames, err = mergefs.ParseDirectoryRenames(f.dirRenames); err != nil {
+		if c.dirRenames, err = mergeort.ParseDirectoryRenames(f.dirRenames); err != nil {
 			return c, fmt.Errorf("--directory-renames: %w", err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/ignore"
 	"github.com/gitnfs/gitnfs/internal/mergefs"
+	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/internal/overlay"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/tree"
@@ -155,7 +156,7 @@ func rebuildMerge(store *tree.Store, m *overlay.MergeIdentity, uid, gid uint32) 
 			// A criss-cross merge's base is virtual: merge the merge
 			// bases again, and check it is the same tree.
 			_, _, vb, err := mergefs.ResolveMerge(store, snaps[0].Commit.String(), snaps[1].Commit.String(), "",
-				mergefs.Options{Style: style, DirectoryRenames: m.DirectoryRenames})
+				mergefs.Options{Merge: mergeort.Options{Style: style, DirectoryRenames: m.DirectoryRenames}})
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("base (the merged merge bases): %w", err)
 			}
@@ -176,7 +177,7 @@ func rebuildMerge(store *tree.Store, m *overlay.MergeIdentity, uid, gid uint32) 
 		snaps[i] = snap
 	}
 	l := merge3.Labels{Ours: m.Labels.Ours, Theirs: m.Labels.Theirs, Base: m.Labels.Base}
-	view = mergefs.New(store, snaps[0], snaps[1], snaps[2], mergefs.Options{UID: uid, GID: gid, Style: style, Labels: l, DirectoryRenames: m.DirectoryRenames})
+	view = mergefs.New(store, snaps[0], snaps[1], snaps[2], mergefs.Options{UID: uid, GID: gid, Merge: mergeort.Options{Style: style, Labels: l, DirectoryRenames: m.DirectoryRenames}})
 	return view, snaps[0], snaps[1], nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gitnfs/gitnfs/internal/mergefs"
+	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/internal/overlay"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/merge3"
@@ -36,7 +37,7 @@ func TestRebuildMergeWithVirtualBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	o, th, vb, err := mergefs.ResolveMerge(store, ours, theirs, "", mergefs.Options{Style: merge3.StyleDiff3})
+	o, th, vb, err := mergefs.ResolveMerge(store, ours, theirs, "", mergefs.Options{Merge: mergeort.Options{Style: merge3.StyleDiff3}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gitnfs/gitnfs/internal/mergefs"
+	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/internal/nfstest"
 	"github.com/gitnfs/gitnfs/internal/overlay"
@@ -259,7 +260,7 @@ func openMergeTestOverlay(t *testing.T, repo, dir, ours, theirs string) (*overla
 	if err != nil {
 		t.Fatal(err)
 	}
-	view := mergefs.New(store, o, th, b, mergefs.Options{UID: 1000, GID: 1000, Style: merge3.StyleDiff3})
+	view := mergefs.New(store, o, th, b, mergefs.Options{UID: 1000, GID: 1000, Merge: mergeort.Options{Style: merge3.StyleDiff3}})
 	ov, err := openMergeOverlay(dir, false, view, store, o, th, merge3.StyleDiff3, ours, theirs, 1000, 1000, nil)
 	if err != nil {
 		store.Close()

@@ -20,6 +20,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/follow"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/mergefs"
+	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/internal/mount"
 	"github.com/gitnfs/gitnfs/internal/overlay"
 	"github.com/gitnfs/gitnfs/merge3"
@@ -144,7 +145,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		style, dirRenames := cfg.style, cfg.dirRenames
 		var base *tree.Snapshot
 		buildMerge = func() error {
-			ours, theirs, b, err := mergefs.ResolveMerge(store, f.rev, f.merge, f.base, mergefs.Options{Style: style})
+			ours, theirs, b, err := mergefs.ResolveMerge(store, f.rev, f.merge, f.base, mergefs.Options{Merge: mergeort.Options{Style: style}})
 			if err != nil {
 				return err
 			}
@@ -158,7 +159,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 				mergeView = next
 				return nil
 			}
-			mergeView = mergefs.New(store, ours, theirs, b, mergefs.Options{UID: cfg.uid, GID: cfg.gid, Style: style, DirectoryRenames: dirRenames})
+			mergeView = mergefs.New(store, ours, theirs, b, mergefs.Options{UID: cfg.uid, GID: cfg.gid, Merge: mergeort.Options{Style: style, DirectoryRenames: dirRenames}})
 			return nil
 		}
 		if err := buildMerge(); err != nil {

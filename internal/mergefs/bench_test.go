@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gitnfs/gitnfs/internal/gitfs"
+	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/tree"
 	"github.com/gitnfs/gitnfs/vfs"
@@ -95,7 +96,7 @@ func BenchmarkWalk(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					var f vfs.FS = gitfs.New(store, o, gitfs.Options{})
 					if merge {
-						f = New(store, o, th, base, Options{Style: merge3.StyleDiff3})
+						f = New(store, o, th, base, Options{Merge: mergeort.Options{Style: merge3.StyleDiff3}})
 					}
 					if n := walkFS(b, f); n != 2040 {
 						b.Fatalf("%d entries", n)

@@ -1,13 +1,10 @@
 package mergefs
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
-	"strconv"
-	"strings"
 
+	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/tree"
 )
 
@@ -21,7 +18,8 @@ func ResolveRevs(store *tree.Store, ours, theirs, base string) (o, t, b *tree.Sn
 
 // ResolveMerge is ResolveRevs for a view built with opts: a criss-cross
 // history (several merge bases) gets merge-ort's recursive virtual base,
-// built with opts' conflict style.
+// built with opts' conflict style. It lives here, beside the commit graph
+// (base.go), until the graph moves to the git side.
 func ResolveMerge(store *tree.Store, ours, theirs, base string, opts Options) (o, t, b *tree.Snapshot, err error) {
 	if theirs == "" {
 		return nil, nil, nil, fmt.Errorf("--merge: a revision to merge is required")
@@ -41,7 +39,7 @@ func ResolveMerge(store *tree.Store, ours, theirs, base string, opts Options) (o
 	b, err = MergeBase(store, o, t)
 	var multi *MultipleBasesError
 	if errors.As(err, &multi) {
-		opts.attrRoot = o.Root // the inner merges read ours' attributes, as git reads the checkout's
+		opts.Merge.GitattributesFrom = o.Root // the inner merges read ours' attributes, as git reads the checkout's
 		b, err = RecursiveBase(store, multi.Bases, opts)
 	}
 	if err != nil {
@@ -50,22 +48,6 @@ func ResolveMerge(store *tree.Store, ours, theirs, base string, opts Options) (o
 	return o, t, b, nil
 }
 
-// WriteConflicts prints conflicts one per line: "KINDS<TAB>PATH", or the
-// path alone with nameOnly (like git merge-tree --name-only). A path with a
-// control character or a leading double quote is written Go-quoted, so
-// that every line is one path.
-func WriteConflicts(w io.Writer, cs []Conflict, nameOnly bool) error {
-	bw := bufio.NewWriter(w)
-	for _, c := range cs {
-		p := c.Path
-		if strings.HasPrefix(p, `"`) || strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			p = strconv.Quote(p)
-		}
-		if nameOnly {
-			fmt.Fprintln(bw, p)
-		} else {
-			fmt.Fprintf(bw, "%s\t%s\n", c.Kinds, p)
-		}
-	}
-	return bw.Flush()
-}
+// IsVirtualBase reports whether a base snapshot's Rev names a virtual
+// merge base (RecursiveBase).
+func IsVirtualBase(rev string) bool { return mergeort.IsVirtualBase(rev) }

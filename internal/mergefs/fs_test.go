@@ -1,7 +1,6 @@
 package mergefs
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/gitnfs/gitnfs/internal/gitfs"
+	"github.com/gitnfs/gitnfs/internal/mergeort"
+	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/stats"
 	"github.com/gitnfs/gitnfs/tree"
@@ -17,8 +18,8 @@ import (
 
 // Untouched subtrees, and subtrees only one side changed, are that side's
 // tree served as is: a full walk merges only the directories both sides
-// changed, and the nodes of the rest are plain git entries (gitfs's node
-// data), so no merge work is ever spent on them.
+// changed, and the nodes of the rest are plain git entries (gitfs's Tag and
+// Key), so no merge work is ever spent on them.
 func TestOneSidedSubtreesAreServedAsIs(t *testing.T) {
 	base := files{"top": file("top\n")}
 	for _, d := range []string{"same", "ours", "theirs", "both"} {
@@ -84,7 +85,7 @@ func TestMaterializeOnceAndBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Room for about two merged files.
-	f := New(store, o, th, b, Options{CacheBytes: 3000})
+	f := New(store, o, th, b, Options{Merge: mergeort.Options{CacheBytes: 3000}})
 	compareWithGit(t, repo, f, merge3.StyleDiff3)
 	census.Reset()
 
@@ -118,7 +119,7 @@ func TestMaterializeOnceAndBounded(t *testing.T) {
 
 	// A new view: nothing materialized yet.
 	census.Reset()
-	f = New(store, o, th, b, Options{CacheBytes: 3000})
+	f = New(store, o, th, b, Options{Merge: mergeort.Options{CacheBytes: 3000}})
 	n, _ = f.Resolve("f0.txt")
 	for i := range sizes {
 		wg.Add(1)
@@ -147,8 +148,8 @@ func TestMaterializeOnceAndBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if f.cache.used > f.cache.max {
-		t.Errorf("cache holds %d bytes, bound %d", f.cache.used, f.cache.max)
+	if used := f.merge.CachedBytes(); used > 3000 {
+		t.Errorf("cache holds %d bytes, bound %d", used, 3000)
 	}
 	merges := internal(census, "ContentMerges")
 	if _, err := f.Attr(n); err != nil {
@@ -203,20 +204,63 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// The CLI's listing: kinds then path, or paths only; odd paths quoted.
-func TestWriteConflicts(t *testing.T) {
-	cs := []Conflict{{Path: "a/b", Kinds: KindContent | KindBinary}, {Path: "x~ours", Kinds: KindFileDirectory | KindModifyDelete}, {Path: "new\nline"}}
-	var b bytes.Buffer
-	if err := WriteConflicts(&b, cs, false); err != nil {
+// A merge view answers as the plain export does for what it serves as is,
+// and both answer what a checkout would: ErrNotDir for any way into a
+// file or a symlink, ErrNoEnt below a submodule or a missing name. The two
+// used to keep copies of this code that had drifted: a READDIR of a file
+// was ErrNotDir in the merge view and an I/O error in gitfs.
+func TestErrorsMatchThePlainExport(t *testing.T) {
+	sub := strings.TrimSpace(testrepo.Git(t, testrepo.Init(t, true), "hash-object", "-t", "commit", "--stdin", "--literally"))
+	base := files{"f.txt": file("f\n"), "d/g.txt": file("g\n"), "d/e/h.txt": file("h\n"), "l": symlink("f.txt"), "m": gitlink(sub),
+		"o.txt": file("o\n"), "t.txt": file("t\n"), "c.txt": file("c\n")}
+	ours, theirs := files{}, files{}
+	for p, v := range base {
+		ours[p], theirs[p] = v, v
+	}
+	ours["o.txt"], theirs["t.txt"] = file("o ours\n"), file("t theirs\n")
+	ours["c.txt"], theirs["c.txt"] = file("c ours\n"), file("c theirs\n") // conflicted in the view
+	repo := history(t, base, ours, theirs)
+	mv, store := openFS(t, repo, "ours", "theirs", merge3.StyleDiff3, nil)
+	snap, err := store.Resolve("ours")
+	if err != nil {
 		t.Fatal(err)
 	}
-	want := "content, binary\ta/b\nmodify/delete, file/directory\tx~ours\nclean\t\"new\\nline\"\n"
-	if b.String() != want {
-		t.Errorf("got %q\nwant %q", b.String(), want)
+	plain := gitfs.New(store, snap, gitfs.Options{})
+	class := func(err error) string {
+		switch {
+		case err == nil:
+			return "ok"
+		case errors.Is(err, vfs.ErrNotDir):
+			return "notdir"
+		case errors.Is(err, vfs.ErrNoEnt):
+			return "noent"
+		}
+		return "other: " + err.Error()
 	}
-	b.Reset()
-	WriteConflicts(&b, cs[:2], true)
-	if b.String() != "a/b\nx~ours\n" {
-		t.Errorf("name-only: %q", b.String())
+	// For each path: Resolve, then ReadDir of the node and Lookup in it.
+	answers := func(fsys vfs.FS, p string) string {
+		n, err := fsys.Resolve(p)
+		if err != nil {
+			return class(err)
+		}
+		_, rerr := fsys.ReadDir(n)
+		_, lerr := fsys.Lookup(n, "x")
+		return "ok " + class(rerr) + " " + class(lerr)
+	}
+	file, dir := "ok notdir notdir", "ok ok noent"
+	for p, want := range map[string]string{
+		"": dir, "d": dir, "d/e": dir, "m": dir,
+		"f.txt": file, "d/g.txt": file, "l": file, "o.txt": file, "c.txt": file,
+		"f.txt/x": "notdir", "d/g.txt/x": "notdir", "l/x": "notdir", "o.txt/x": "notdir", "c.txt/x": "notdir",
+		"d/nope": "noent", "d/nope/x": "noent", "m/x": "noent", "nope": "noent",
+	} {
+		for _, e := range []struct {
+			name string
+			fsys vfs.FS
+		}{{"merge view", mv}, {"plain export", plain}} {
+			if got := answers(e.fsys, p); got != want {
+				t.Errorf("%s, %q: %s, want %s", e.name, p, got, want)
+			}
+		}
 	}
 }

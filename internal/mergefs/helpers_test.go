@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gitnfs/gitnfs/internal/gitfs"
+	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/stats"
@@ -122,7 +123,9 @@ func gitMerge(t testing.TB, repo, ours, theirs string, style merge3.Style) (stri
 	return treeID, names
 }
 
-func openFS(t testing.TB, repo, ours, theirs string, style merge3.Style, census *stats.Census) (*FS, *tree.Store) {
+// openFS serves the merge of ours and theirs in repo; tweaks adjust the
+// merge's options.
+func openFS(t testing.TB, repo, ours, theirs string, style merge3.Style, census *stats.Census, tweaks ...func(*mergeort.Options)) (*FS, *tree.Store) {
 	t.Helper()
 	opts := tree.Options{}
 	if census != nil {
@@ -145,11 +148,14 @@ func openFS(t testing.TB, repo, ours, theirs string, style merge3.Style, census 
 	if err != nil {
 		t.Fatal(err)
 	}
-	mopts := Options{UID: 1000, GID: 1000, Style: style}
+	mopts := Options{UID: 1000, GID: 1000, Merge: mergeort.Options{Style: style}}
 	for _, c := range gitConfig {
 		if v, ok := strings.CutPrefix(c, "merge.directoryRenames="); ok {
-			mopts.DirectoryRenames = v
+			mopts.Merge.DirectoryRenames = v
 		}
+	}
+	for _, tw := range tweaks {
+		tw(&mopts.Merge)
 	}
 	return New(store, o, th, base, mopts), store
 }
@@ -180,7 +186,7 @@ func served(t testing.TB, f *FS) map[string]servedFile {
 		}
 		for i := 0; i < d.Len(); i++ {
 			c := d.Node(i)
-			if c.Path != join(n.Path, d.Name(i)) || c.ID != vfs.FileID(c.Path) {
+			if c.Path != tree.Join(n.Path, d.Name(i)) || c.ID != vfs.FileID(c.Path) {
 				t.Fatalf("node %q: path/id %q %x", d.Name(i), c.Path, c.ID)
 			}
 			a, err := f.Attr(c)
@@ -191,8 +197,9 @@ func served(t testing.TB, f *FS) map[string]servedFile {
 			case gitfs.NodeTag(c) == uint8(tree.Gitlink) || (gitfs.NodeTag(c) == tagConflict && c.Type == vfs.Dir):
 				id := plumbingHex(gitfs.NodeKey(c))
 				if gitfs.NodeTag(c) == tagConflict {
-					cf, _ := f.cfileOf(c)
-					id = cf.result.Hash.String()
+					cf, _ := f.mergedFile(c)
+					commit, _ := cf.Commit()
+					id = commit.String()
 				}
 				out[c.Path] = servedFile{"160000", id}
 			case c.Type == vfs.Dir:
@@ -262,7 +269,7 @@ func gitTree(t testing.TB, repo, id string) map[string]servedFile {
 // and byte, and the conflicted set. It returns the number of paths.
 func compareWithGit(t testing.TB, repo string, f *FS, style merge3.Style) int {
 	t.Helper()
-	treeID, gitNames := gitMerge(t, repo, f.ours.Rev, f.theirs.Rev, style)
+	treeID, gitNames := gitMerge(t, repo, f.merge.Ours().Rev, f.merge.Theirs().Rev, style)
 	want := gitTree(t, repo, treeID)
 	got := served(t, f)
 	var paths []string
@@ -317,13 +324,13 @@ func compareWithGit(t testing.TB, repo string, f *FS, style merge3.Style) int {
 
 // checkKinds requires f's conflicted paths to be exactly want, each with
 // its kinds.
-func checkKinds(t testing.TB, f *FS, want map[string]Kind) {
+func checkKinds(t testing.TB, f *FS, want map[string]mergeort.Kind) {
 	t.Helper()
 	cs, err := f.Conflicts()
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]Kind{}
+	got := map[string]mergeort.Kind{}
 	for _, c := range cs {
 		got[c.Path] = c.Kinds
 	}

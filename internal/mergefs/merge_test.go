@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/merge3"
 )
@@ -22,7 +23,7 @@ func lines(n int, prefix string) string {
 // side, both the same, a clean content merge, and every conflict kind git
 // reports without renames. It returns the repository and the kinds the
 // conflicted paths must be reported with.
-func allKinds(t testing.TB) (string, map[string]Kind) {
+func allKinds(t testing.TB) (string, map[string]mergeort.Kind) {
 	long := lines(30, "line ")
 	edit := func(s string, i int, repl string) string {
 		ls := strings.SplitAfter(s, "\n")
@@ -138,28 +139,28 @@ func allKinds(t testing.TB) (string, map[string]Kind) {
 		"col~ours":         file("in the way\n"),
 		"untouched/deep/f": file("f\n"),
 	}
-	kinds := map[string]Kind{
-		"content.txt":      KindContent,
-		"md-ours.txt":      KindModifyDelete,
-		"md-theirs.txt":    KindModifyDelete,
-		"added.txt":        KindAddAdd,
-		"addmode.sh":       KindMode,
-		"bin.dat":          KindContent | KindBinary,
-		"df1~ours":         KindFileDirectory | KindModifyDelete,
-		"df2/a":            KindModifyDelete,
-		"df2~ours":         KindFileDirectory,
-		"df5~theirs":       KindFileDirectory,
-		"ty1":              KindDistinctTypes,
-		"ty1~theirs":       KindDistinctTypes,
-		"ty2":              KindDistinctTypes,
-		"ty2~ours":         KindDistinctTypes,
-		"ty3~ours":         KindDistinctTypes,
-		"ty3~theirs":       KindDistinctTypes,
-		"ln":               KindContent,
-		"sub":              KindSubmodule,
-		"dir/sub/deep.txt": KindContent,
-		"dd/a":             KindModifyDelete,
-		"col~ours_0":       KindFileDirectory | KindModifyDelete,
+	kinds := map[string]mergeort.Kind{
+		"content.txt":      mergeort.KindContent,
+		"md-ours.txt":      mergeort.KindModifyDelete,
+		"md-theirs.txt":    mergeort.KindModifyDelete,
+		"added.txt":        mergeort.KindAddAdd,
+		"addmode.sh":       mergeort.KindMode,
+		"bin.dat":          mergeort.KindContent | mergeort.KindBinary,
+		"df1~ours":         mergeort.KindFileDirectory | mergeort.KindModifyDelete,
+		"df2/a":            mergeort.KindModifyDelete,
+		"df2~ours":         mergeort.KindFileDirectory,
+		"df5~theirs":       mergeort.KindFileDirectory,
+		"ty1":              mergeort.KindDistinctTypes,
+		"ty1~theirs":       mergeort.KindDistinctTypes,
+		"ty2":              mergeort.KindDistinctTypes,
+		"ty2~ours":         mergeort.KindDistinctTypes,
+		"ty3~ours":         mergeort.KindDistinctTypes,
+		"ty3~theirs":       mergeort.KindDistinctTypes,
+		"ln":               mergeort.KindContent,
+		"sub":              mergeort.KindSubmodule,
+		"dir/sub/deep.txt": mergeort.KindContent,
+		"dd/a":             mergeort.KindModifyDelete,
+		"col~ours_0":       mergeort.KindFileDirectory | mergeort.KindModifyDelete,
 	}
 	return history(t, base, ours, theirs), kinds
 }

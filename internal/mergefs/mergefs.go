@@ -1,158 +1,75 @@
-// Package mergefs serves the merge of two revisions as an vfs.FS, computed
-// lazily: a directory is merged (from its base, ours and theirs trees) when
-// it is first listed or looked up, a subtree that only one side changed is
-// that side's tree served as is, and a path that both sides changed is
-// merged by content only when someone reads it (GETATTR, LOOKUP, READ,
-// READLINK). READDIRPLUS lists such a path with a handle and without
-// attributes, so a walk never pays for a merge.
+// Package mergefs serves the merge of two revisions (internal/mergeort) as
+// an vfs.FS. It is an adapter: mergeort decides what the merged tree and
+// its bytes are, lazily; this package gives its entries nodes, handles and
+// attributes. A path served from one side's tree as is (a subtree only one
+// side changed, a name resolved by tree ids) is a plain node, served by
+// gitfs.Trees exactly as the plain export serves it; only merged
+// directories and paths to materialize are this package's own.
 //
-// The result is merge-ort's (git merge-tree --write-tree, git 2.39), with
-// its rename detection (renames.go): the same paths, modes and bytes, the same conflicted
-// paths, path~BRANCH for a file pushed aside by a directory or for a
-// distinct-types clash, and conflict markers labelled with the revisions as
-// the user typed them.
+// READDIRPLUS lists a path both sides changed with a handle and without
+// attributes, so a walk never pays for a content merge; GETATTR, LOOKUP,
+// READ and READLINK materialize it (once, cached by mergeort).
 package mergefs
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitnfs/gitnfs/fattr"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
+	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/tree"
 	"github.com/gitnfs/gitnfs/vfs"
 )
 
-// Node tags beyond tree.Kind (1..5), in gitfs's node data
-// (gitfs.NodePrivate), which plain nodes use exactly as gitfs does: the tag
-// is the entry kind and the key its object id.
+// Node tags beyond tree.Kind (1..5), which plain nodes use exactly as gitfs
+// does: the tag (gitfs.NodeTag) is the entry kind and the key its object id.
 const (
-	tagMergedDir uint8 = 0x80 // Key: the triple's key (see triple.key)
-	tagConflict  uint8 = 0x81 // Key: the cfile's key
+	tagMergedDir uint8 = 0x80 // Key: the mergeort.Dir's key
+	tagConflict  uint8 = 0x81 // Key: the mergeort.File's key
 )
 
 // FS is a read-only export of the merge of ours and theirs.
 type FS struct {
-	store              *tree.Store
-	ours, theirs, base *tree.Snapshot
-	labels             merge3.Labels
-	style              merge3.Style
-	attrs              fattr.Context
-	sizer              storeSizer
-	root               vfs.Node
-	dirs, files        sync.Map // key -> *mdir, key -> *cfile
-	nonEmptyCache      sync.Map // triple key -> bool
-	outcomes           sync.Map // cfile key -> outcome
-	cache              *matCache
-	flight             flight
-	longPaths          vfs.LongPaths // for handles too long to carry their path
-	ren                *renameState  // nil: no rename changes the result
-	renErr             error         // rename detection failed: every merged directory fails with it
-	dirRenames         dirRenameMode
-	dirRenamesName     string
-	depth              int
-	opts               Options
-	mtimes             map[string]time.Time // --follow: paths dated by a later switch (follow.go)
-	baseTime           time.Time            // --follow: the date of everything else
-	attrOnce           sync.Once
-	attrs2             *attrState    // .gitattributes (attributes.go)
-	attrRoot           plumbing.Hash // the tree attributes come from, when not ours
+	merge *mergeort.Result
+	store *tree.Store
+	opts  Options
+	attrs fattr.Context
+	plain *gitfs.Trees // every node one side's tree serves as is
+	root  vfs.Node
+	// longPaths resolves the handles too short to carry their path, for
+	// merged and plain nodes alike (plain shares it).
+	longPaths vfs.LongPaths
+	dates     *gitfs.Dates // --follow: nil until a switch (follow.go)
 }
 
-// Options configure a merge view.
+// Options configure a merge view: its owner and the merge.
 type Options struct {
 	UID, GID uint32
-	// Style is the conflict-marker style: merge3.StyleDiff3 (the default,
-	// the zero value) or merge3.StyleMerge (--conflict-style merge).
-	Style merge3.Style
-	// CacheBytes bounds the materialized content kept in memory; 0 means
-	// 64 MiB.
-	CacheBytes int64
-	// Labels written after the conflict markers; an empty one defaults to
-	// the Rev of its snapshot (what the user typed; MergeBase labels the
-	// base it computes as git does, with its abbreviated id).
-	Labels merge3.Labels
-	// DirectoryRenames is git's merge.directoryRenames: "conflict" (the
-	// default, also ""), "true" (move without a conflict) or "false".
-	DirectoryRenames string
-
-	// depth > 0 builds a virtual merge base (recursive.go): merge-ort's
-	// call_depth rules apply; attrRoot is the outer view's ours tree.
-	depth    int
-	attrRoot plumbing.Hash
+	Merge    mergeort.Options
 }
-
-// ParseDirectoryRenames checks a --directory-renames value (git's
-// merge.directoryRenames: conflict, true or false).
-func ParseDirectoryRenames(s string) (string, error) {
-	switch s {
-	case "", "conflict", "true", "false":
-		return s, nil
-	}
-	return "", fmt.Errorf("%q: want conflict (move files added into a renamed directory along, conflicted), true (move them cleanly) or false (leave them)", s)
-}
-
-// DefaultCacheBytes bounds materialized content when Options.CacheBytes is 0.
-const DefaultCacheBytes = 64 << 20
 
 // New returns the merge of ours and theirs with base as their common
 // ancestor (see MergeBase). The three snapshots may be commits or trees.
 func New(store *tree.Store, ours, theirs, base *tree.Snapshot, opts Options) *FS {
-	f := &FS{store: store, ours: ours, theirs: theirs, base: base, style: opts.Style, sizer: storeSizer{store}}
-	f.labels = opts.Labels
-	if f.labels.Ours == "" {
-		f.labels.Ours = ours.Rev
-	}
-	if f.labels.Theirs == "" {
-		f.labels.Theirs = theirs.Rev
-	}
-	if f.labels.Base == "" {
-		f.labels.Base = base.Rev
-	}
-	size := opts.CacheBytes
-	if size <= 0 {
-		size = DefaultCacheBytes
-	}
-	f.cache = newMatCache(size)
-	t := ours.Time
-	if theirs.Time.After(t) {
-		t = theirs.Time
-	}
-	f.attrs = fattr.Context{UID: opts.UID, GID: opts.GID, Fsid: Fsid(store.ID(), ours.Rev, theirs.Rev), Time: t}
-	f.depth, f.attrRoot = opts.depth, opts.attrRoot
-	f.opts = opts
-	switch opts.DirectoryRenames {
-	case "false":
-		f.dirRenames = dirRenamesOff
-	case "true":
-		f.dirRenames = dirRenamesMove
-	}
-	f.dirRenamesName = opts.DirectoryRenames
-	if f.depth > 0 {
-		f.dirRenames = dirRenamesOff // merge-ort: no directory renames in a virtual base
-	}
-	f.ren, f.renErr = f.detectRenames()
+	return newFS(store, mergeort.New(store, ours, theirs, base, opts.Merge), opts, nil)
+}
 
-	b, o, th := base.Root, ours.Root, theirs.Root
-	switch {
-	case o == th || b == th:
-		f.root = f.plainNode(vfs.RootID, "", tree.Entry{Kind: tree.Dir, Hash: o})
-	case b == o:
-		f.root = f.plainNode(vfs.RootID, "", tree.Entry{Kind: tree.Dir, Hash: th})
-	default:
-		d := f.dirFor(triple{b, o, th}, "", f.ren.isDirty(""))
-		f.root = vfs.Node{ID: vfs.RootID, Type: vfs.Dir, Private: gitfs.NodePrivate(tagMergedDir, d.key)}
+func newFS(store *tree.Store, m *mergeort.Result, opts Options, dates *gitfs.Dates) *FS {
+	f := &FS{merge: m, store: store, opts: opts, dates: dates}
+	t := m.Ours().Time
+	if m.Theirs().Time.After(t) {
+		t = m.Theirs().Time
 	}
+	f.attrs = fattr.Context{UID: opts.UID, GID: opts.GID, Fsid: Fsid(store.ID(), m.Ours().Rev, m.Theirs().Rev), Time: t}
+	f.plain = gitfs.NewTrees(store, f.attrs, &f.longPaths, dates)
+	root := m.Root()
+	f.root = f.entryNode(vfs.RootID, "", &root)
 	return f
 }
 
@@ -167,33 +84,21 @@ func Fsid(repoID, ours, theirs string) uint64 {
 }
 
 // Labels are the names written after conflict markers.
-func (f *FS) Labels() merge3.Labels { return f.labels }
+func (f *FS) Labels() merge3.Labels { return f.merge.Labels() }
 
 // DirectoryRenames is the --directory-renames the view was built with.
-func (f *FS) DirectoryRenames() string { return f.dirRenamesName }
+func (f *FS) DirectoryRenames() string { return f.merge.DirectoryRenames() }
 
 // Base is the merge base the view was built on.
-func (f *FS) Base() *tree.Snapshot { return f.base }
+func (f *FS) Base() *tree.Snapshot { return f.merge.Base() }
 
-type storeSizer struct{ s *tree.Store }
+// Conflicts lists the conflicted paths of the whole merge (see
+// mergeort.Result.Conflicts).
+func (f *FS) Conflicts() ([]Conflict, error) { return f.merge.Conflicts() }
 
-func (z storeSizer) BlobSize(h plumbing.Hash) (int64, error) { return z.s.BlobSize(h) }
-func (z storeSizer) Subdirs(h plumbing.Hash) (int, error) {
-	l, err := z.s.Listing(h)
-	if err != nil {
-		return 0, err
-	}
-	return l.Subdirs, nil
-}
-
-// fixedSizer answers for a node whose size or subdirectory count is known.
-type fixedSizer struct {
-	size int64
-	subs int
-}
-
-func (z fixedSizer) BlobSize(plumbing.Hash) (int64, error) { return z.size, nil }
-func (z fixedSizer) Subdirs(plumbing.Hash) (int, error)    { return z.subs, nil }
+// Unclean lists the merge's conflicts that leave no conflicted path (see
+// mergeort.Result.Unclean).
+func (f *FS) Unclean() []string { return f.merge.Unclean() }
 
 // Fsid implements vfs.FS.
 func (f *FS) Fsid() uint64 { return f.attrs.Fsid }
@@ -201,67 +106,37 @@ func (f *FS) Fsid() uint64 { return f.attrs.Fsid }
 // Root implements vfs.FS.
 func (f *FS) Root() vfs.Node { return f.root }
 
-func (f *FS) plainNode(id uint64, path string, e tree.Entry) vfs.Node {
-	n := vfs.Node{ID: id, Path: path, Private: gitfs.NodePrivate(uint8(e.Kind), e.Hash)}
-	n.Type = typeOf(e.Kind)
-	f.remember(n)
+// entryNode is the node of a merged directory's entry: a merged directory
+// or a path to materialize is this package's, anything else a plain node.
+func (f *FS) entryNode(id uint64, path string, e *mergeort.Entry) vfs.Node {
+	var n vfs.Node
+	switch {
+	case e.Dir() != nil:
+		n = vfs.Node{ID: id, Path: path, Type: vfs.Dir, Private: gitfs.NodePrivate(tagMergedDir, e.Dir().Key())}
+	case e.File() != nil:
+		n = vfs.Node{ID: id, Path: path, Type: gitfs.TypeOf(e.File().Kind()), Private: gitfs.NodePrivate(tagConflict, e.File().Key())}
+	default:
+		pe, _ := e.Plain()
+		return f.plain.Node(id, path, pe)
+	}
+	f.longPaths.Note(n.ID, n.Path)
 	return n
 }
 
-func typeOf(k tree.Kind) vfs.Type {
-	switch {
-	case k.IsDir():
-		return vfs.Dir
-	case k == tree.Symlink:
-		return vfs.Lnk
-	}
-	return vfs.Reg
-}
-
-func (f *FS) remember(n vfs.Node) { f.longPaths.Note(n.ID, n.Path) }
-
-func (f *FS) entryNode(id uint64, path string, e *mentry) vfs.Node {
-	switch {
-	case e.dir != nil:
-		n := vfs.Node{ID: id, Path: path, Type: vfs.Dir, Private: gitfs.NodePrivate(tagMergedDir, e.dir.key)}
-		f.remember(n)
-		return n
-	case e.conf != nil:
-		n := vfs.Node{ID: id, Path: path, Type: typeOf(e.conf.result.Kind), Private: gitfs.NodePrivate(tagConflict, e.conf.key)}
-		f.remember(n)
-		return n
-	}
-	return f.plainNode(id, path, e.plain)
-}
-
-func join(dir, name string) string {
-	if dir == "" {
-		return name
-	}
-	return dir + "/" + name
-}
-
-func wrap(err error, path string) error {
-	if errors.Is(err, tree.ErrNotFound) {
-		return fmt.Errorf("%s: %w", path, vfs.ErrNoEnt)
-	}
-	return err
-}
-
-func (f *FS) mdirOf(n vfs.Node) (*mdir, error) {
-	v, ok := f.dirs.Load(gitfs.NodeKey(n))
+func (f *FS) mergedDir(n vfs.Node) (*mergeort.Dir, error) {
+	d, ok := f.merge.DirByKey(gitfs.NodeKey(n))
 	if !ok {
 		return nil, fmt.Errorf("%s: merged directory unknown to this server: %w", n.Path, vfs.ErrStale)
 	}
-	return f.merged(v.(*mdir))
+	return d, nil
 }
 
-func (f *FS) cfileOf(n vfs.Node) (*cfile, error) {
-	v, ok := f.files.Load(gitfs.NodeKey(n))
+func (f *FS) mergedFile(n vfs.Node) (*mergeort.File, error) {
+	c, ok := f.merge.FileByKey(gitfs.NodeKey(n))
 	if !ok {
 		return nil, fmt.Errorf("%s: conflicted path unknown to this server: %w", n.Path, vfs.ErrStale)
 	}
-	return v.(*cfile), nil
+	return c, nil
 }
 
 // Resolve implements vfs.FS: a walk from the root, merging the directories
@@ -314,116 +189,120 @@ func (f *FS) walkAll() error {
 
 // Lookup implements vfs.FS.
 func (f *FS) Lookup(dir vfs.Node, name string) (vfs.Node, error) {
-	path := join(dir.Path, name)
-	if dir.Type != vfs.Dir {
-		return vfs.Node{}, fmt.Errorf("%s: %w", dir.Path, vfs.ErrNotDir)
-	}
-	id := vfs.ChildID(dir.ID, name)
 	switch gitfs.NodeTag(dir) {
 	case tagMergedDir:
-		d, err := f.mdirOf(dir)
+		d, err := f.mergedDir(dir)
 		if err != nil {
 			return vfs.Node{}, err
 		}
-		i := sort.Search(len(d.ents), func(i int) bool { return d.ents[i].name >= name })
-		if i == len(d.ents) || d.ents[i].name != name {
+		ents, err := f.merge.Entries(d)
+		if err != nil {
+			return vfs.Node{}, err
+		}
+		path := tree.Join(dir.Path, name)
+		i := sort.Search(len(ents), func(i int) bool { return ents[i].Name() >= name })
+		if i == len(ents) || ents[i].Name() != name {
 			return vfs.Node{}, fmt.Errorf("%s: %w", path, vfs.ErrNoEnt)
 		}
-		return f.entryNode(id, path, &d.ents[i]), nil
-	case tagConflict, uint8(tree.Gitlink):
-		// A submodule (conflicted or not) is an empty directory.
-		return vfs.Node{}, fmt.Errorf("%s: %w", path, vfs.ErrNoEnt)
+		return f.entryNode(vfs.ChildID(dir.ID, name), path, &ents[i]), nil
+	case tagConflict:
+		if dir.Type != vfs.Dir {
+			return vfs.Node{}, fmt.Errorf("%s: %w", dir.Path, vfs.ErrNotDir)
+		}
+		// A conflicted submodule is an empty directory, as any submodule.
+		return vfs.Node{}, fmt.Errorf("%s: %w", tree.Join(dir.Path, name), vfs.ErrNoEnt)
 	}
-	l, err := f.store.Listing(gitfs.NodeKey(dir))
-	if err != nil {
-		return vfs.Node{}, wrap(err, path)
-	}
-	e, ok := l.Lookup(name)
-	if !ok {
-		return vfs.Node{}, fmt.Errorf("%s: %w", path, vfs.ErrNoEnt)
-	}
-	return f.plainNode(id, path, e), nil
+	return f.plain.Lookup(dir, name)
 }
 
 // ReadDir implements vfs.FS.
 func (f *FS) ReadDir(dir vfs.Node) (vfs.Listing, error) {
-	if dir.Type != vfs.Dir {
-		return nil, fmt.Errorf("%s: %w", dir.Path, vfs.ErrNotDir)
-	}
 	switch gitfs.NodeTag(dir) {
 	case tagMergedDir:
-		d, err := f.mdirOf(dir)
+		d, err := f.mergedDir(dir)
 		if err != nil {
 			return nil, err
 		}
-		return &mlisting{f: f, dir: dir, ents: d.ents}, nil
-	case tagConflict, uint8(tree.Gitlink):
-		return &plisting{f: f, dir: dir, l: emptyListing}, nil
+		ents, err := f.merge.Entries(d)
+		if err != nil {
+			return nil, err
+		}
+		return &listing{f: f, dir: dir, ents: ents}, nil
+	case tagConflict:
+		if dir.Type != vfs.Dir {
+			return nil, fmt.Errorf("%s: %w", dir.Path, vfs.ErrNotDir)
+		}
+		return &listing{f: f, dir: dir}, nil // a conflicted submodule: empty
 	}
-	l, err := f.store.Listing(gitfs.NodeKey(dir))
-	if err != nil {
-		return nil, err
-	}
-	return &plisting{f: f, dir: dir, l: l}, nil
+	return f.plain.ReadDir(dir)
 }
 
-// plisting is a plain directory: one side's tree, served as gitfs would.
-type plisting struct {
-	f   *FS
-	dir vfs.Node
-	l   *tree.Listing
-}
-
-func (l *plisting) Len() int          { return len(l.l.Entries) }
-func (l *plisting) Name(i int) string { return l.l.Entries[i].Name }
-func (l *plisting) ID(i int) uint64   { return vfs.ChildID(l.dir.ID, l.l.Entries[i].Name) }
-func (l *plisting) Node(i int) vfs.Node {
-	e := l.l.Entries[i]
-	return l.f.plainNode(vfs.ChildID(l.dir.ID, e.Name), join(l.dir.Path, e.Name), e)
-}
-
-// mlisting is a merged directory.
-type mlisting struct {
+// listing is a merged directory.
+type listing struct {
 	f    *FS
 	dir  vfs.Node
-	ents []mentry
+	ents []mergeort.Entry
 }
 
-func (l *mlisting) Len() int          { return len(l.ents) }
-func (l *mlisting) Name(i int) string { return l.ents[i].name }
-func (l *mlisting) ID(i int) uint64   { return vfs.ChildID(l.dir.ID, l.ents[i].name) }
-func (l *mlisting) Node(i int) vfs.Node {
+func (l *listing) Len() int          { return len(l.ents) }
+func (l *listing) Name(i int) string { return l.ents[i].Name() }
+func (l *listing) ID(i int) uint64   { return vfs.ChildID(l.dir.ID, l.ents[i].Name()) }
+func (l *listing) Node(i int) vfs.Node {
 	e := &l.ents[i]
-	return l.f.entryNode(vfs.ChildID(l.dir.ID, e.name), join(l.dir.Path, e.name), e)
+	return l.f.entryNode(vfs.ChildID(l.dir.ID, e.Name()), tree.Join(l.dir.Path, e.Name()), e)
 }
 
 // Attr implements vfs.FS. For a conflicted path it materializes the merge
-// (once; see materialize).
+// (once; see mergeort).
 func (f *FS) Attr(n vfs.Node) (vfs.Attr, error) {
 	var a vfs.Attr
 	var err error
 	switch gitfs.NodeTag(n) {
 	case tagMergedDir:
-		var d *mdir
-		if d, err = f.mdirOf(n); err == nil {
-			a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: tree.Dir}, fixedSizer{subs: d.subs})
-		}
-	case tagConflict:
-		var c *cfile
-		if c, err = f.cfileOf(n); err != nil {
+		var d *mergeort.Dir
+		if d, err = f.mergedDir(n); err != nil {
 			break
 		}
-		var o outcome
-		if o, err = f.outcomeOf(c, n.Path); err == nil {
-			a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: c.result.Kind}, fixedSizer{size: o.size})
+		var subs int
+		if subs, err = f.merge.Subdirs(d); err == nil {
+			a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: tree.Dir}, fixedSizer{subs: subs})
+		}
+	case tagConflict:
+		var c *mergeort.File
+		if c, err = f.mergedFile(n); err != nil {
+			break
+		}
+		var size int64
+		if size, err = f.merge.Size(c, n.Path); err == nil {
+			a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: c.Kind()}, fixedSizer{size: size})
 		}
 	default:
-		a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: tree.Kind(gitfs.NodeTag(n)), Hash: gitfs.NodeKey(n)}, f.sizer)
+		return f.plain.Attr(n)
 	}
 	if err == nil {
 		f.store.Stats().AttrsComputed.Add(1)
 	}
 	return a, err
+}
+
+// fixedSizer answers for a node whose size or subdirectory count is known.
+type fixedSizer struct {
+	size int64
+	subs int
+}
+
+func (z fixedSizer) BlobSize(plumbing.Hash) (int64, error) { return z.size, nil }
+func (z fixedSizer) Subdirs(plumbing.Hash) (int, error)    { return z.subs, nil }
+
+// attrsAt is the attribute context for path: the view's, dated for a
+// followed merge.
+func (f *FS) attrsAt(p string) *fattr.Context {
+	if f.dates == nil {
+		return &f.attrs
+	}
+	c := f.attrs
+	c.Time = f.dates.Of(p)
+	return &c
 }
 
 // InlineAttr implements vfs.FS: a conflicted path (and, as everywhere, a
@@ -440,65 +319,42 @@ func (f *FS) InlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
 // ReadAt implements vfs.FS.
 func (f *FS) ReadAt(n vfs.Node, p []byte, off int64) (int, error) {
 	if gitfs.NodeTag(n) != tagConflict {
-		return f.store.ReadBlobAt(gitfs.NodeKey(n), p, off)
+		return f.plain.ReadAt(n, p, off)
 	}
-	c, err := f.cfileOf(n)
+	c, err := f.mergedFile(n)
 	if err != nil {
 		return 0, err
 	}
-	m, err := f.materialize(c, n.Path)
-	if err != nil {
-		return 0, err
-	}
-	return f.readAt(m, p, off)
+	return f.merge.ReadAt(c, n.Path, p, off)
 }
 
 // Readlink implements vfs.FS: the target is the blob's bytes (a conflicted
 // symlink keeps ours, as git does).
 func (f *FS) Readlink(n vfs.Node) (string, error) {
-	h := plumbing.Hash(gitfs.NodeKey(n))
-	if gitfs.NodeTag(n) == tagConflict {
-		c, err := f.cfileOf(n)
-		if err != nil {
-			return "", err
-		}
-		m, err := f.materialize(c, n.Path)
-		if err != nil {
-			return "", err
-		}
-		h = m.blob
+	if gitfs.NodeTag(n) != tagConflict {
+		return f.plain.Readlink(n)
 	}
-	size, err := f.store.BlobSize(h)
+	c, err := f.mergedFile(n)
 	if err != nil {
 		return "", err
 	}
-	if size > 4096 {
-		return "", fmt.Errorf("%s: symlink target of %d bytes exceeds PATH_MAX", n.Path, size)
-	}
-	buf := make([]byte, size)
-	got, err := f.store.ReadBlobAt(h, buf, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
+	size, err := f.merge.Size(c, n.Path)
+	if err != nil {
 		return "", err
 	}
-	return string(buf[:got]), nil
+	return gitfs.ReadLink(n.Path, size, func(p []byte, off int64) (int, error) { return f.merge.ReadAt(c, n.Path, p, off) })
 }
 
 // DirVerifier implements vfs.FS: a tree id, or a merged directory's key
 // (a hash of its three tree ids): either changes exactly when the listing
 // does.
-func (f *FS) DirVerifier(dir vfs.Node) uint64 {
-	key := gitfs.NodeKey(dir)
-	v := binary.BigEndian.Uint64(key[:8])
-	if v == 0 {
-		v = 1
-	}
-	return v
-}
+func (f *FS) DirVerifier(dir vfs.Node) uint64 { return gitfs.DirVerifier(gitfs.NodeKey(dir)) }
 
 // EntryOf is the git tree entry behind a node of this FS, when there is one:
 // a path served from one side's tree as is has gitfs's node data (a
-// tree.Kind tag and an object id, see gitfs.NodePrivate). A merged directory or a conflicted path has
-// no object id until its content is written somewhere: ok is false.
+// tree.Kind tag and an object id, see gitfs.NodePrivate). A merged
+// directory or a conflicted path has no object id until its content is
+// written somewhere: ok is false.
 func EntryOf(n vfs.Node) (e tree.Entry, ok bool) {
 	if gitfs.NodeTag(n) == tagMergedDir || gitfs.NodeTag(n) == tagConflict {
 		return tree.Entry{}, false
@@ -512,3 +368,6 @@ func (f *FS) TreeEntry(n vfs.Node) (tree.Entry, bool) { return EntryOf(n) }
 // Conflicted implements vfs.Conflicter: a path the merge left conflicted
 // (the census counts it as such; nothing else is).
 func (f *FS) Conflicted(n vfs.Node) bool { return gitfs.NodeTag(n) == tagConflict }
+
+// Conflict is one conflicted path of the merge (what Conflicts lists).
+type Conflict = mergeort.Conflict

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/tree"
@@ -106,14 +107,14 @@ func TestCrissCrossMatchesGit(t *testing.T) {
 		}
 		style := []merge3.Style{merge3.StyleDiff3, merge3.StyleMerge, merge3.StyleZealousDiff3}[round%3]
 		store := openStore(t, repo)
-		o, th, vb, err := ResolveMerge(store, "ours", "theirs", "", Options{Style: style})
+		o, th, vb, err := ResolveMerge(store, "ours", "theirs", "", Options{Merge: mergeort.Options{Style: style}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if vb.Rev != mergedAncestorsLabel {
+		if !IsVirtualBase(vb.Rev) {
 			t.Fatalf("base labelled %q", vb.Rev)
 		}
-		f := New(store, o, th, vb, Options{UID: 1000, GID: 1000, Style: style})
+		f := New(store, o, th, vb, Options{UID: 1000, GID: 1000, Merge: mergeort.Options{Style: style}})
 		n := compareWithGit(t, repo, f, style)
 		if t.Failed() {
 			t.Fatalf("seed %d (%s): view differs from git merge-tree", seed, style)

@@ -9,20 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitnfs/gitnfs/internal/renames"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/merge3"
 )
-
-// detectRenames hands findRelevant's directory relevance to renames.Detect
-// as it is: the values must agree.
-func TestDirRelevanceValues(t *testing.T) {
-	got := [3]int{notRelevant, relevantForAncestor, relevantForSelf}
-	want := [3]int{renames.NotRelevant, renames.RelevantForAncestor, renames.RelevantForSelf}
-	if got != want {
-		t.Errorf("mergefs relevance %v, renames %v", got, want)
-	}
-}
 
 // hintCase adds one independent case under "hNN/": directories full of
 // files whose basenames repeat (Makefile, index.js, README in every

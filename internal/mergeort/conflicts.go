@@ -1,9 +1,14 @@
-package mergefs
+package mergeort
 
 import (
+	"bufio"
+	"fmt"
+	"io"
 	"sort"
+	"strconv"
+	"strings"
 
-	"github.com/gitnfs/gitnfs/internal/gitfs"
+	"github.com/gitnfs/gitnfs/tree"
 )
 
 // Conflict is one conflicted path of the merge, as `git merge-tree
@@ -22,17 +27,17 @@ type Conflict struct {
 // alone cannot conflict), and only paths changed on both sides are merged
 // by content: that is the only way to know whether they merge cleanly.
 // Paths that merge cleanly are not conflicts.
-func (f *FS) Conflicts() ([]Conflict, error) {
+func (f *Result) Conflicts() ([]Conflict, error) {
 	var out []Conflict
-	var walk func(d *mdir, path string) error
-	walk = func(d *mdir, path string) error {
+	var walk func(d *Dir, path string) error
+	walk = func(d *Dir, path string) error {
 		d, err := f.merged(d)
 		if err != nil {
 			return err
 		}
 		for i := range d.ents {
 			e := &d.ents[i]
-			p := join(path, e.name)
+			p := tree.Join(path, e.name)
 			switch {
 			case e.dir != nil:
 				if err := walk(e.dir, p); err != nil {
@@ -50,11 +55,7 @@ func (f *FS) Conflicts() ([]Conflict, error) {
 		}
 		return nil
 	}
-	if gitfs.NodeTag(f.root) == tagMergedDir {
-		d, err := f.mdirOf(f.root)
-		if err != nil {
-			return nil, err
-		}
+	if d := f.root.dir; d != nil {
 		if err := walk(d, ""); err != nil {
 			return nil, err
 		}
@@ -64,4 +65,24 @@ func (f *FS) Conflicts() ([]Conflict, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// WriteConflicts prints conflicts one per line: "KINDS<TAB>PATH", or the
+// path alone with nameOnly (like git merge-tree --name-only). A path with a
+// control character or a leading double quote is written Go-quoted, so
+// that every line is one path.
+func WriteConflicts(w io.Writer, cs []Conflict, nameOnly bool) error {
+	bw := bufio.NewWriter(w)
+	for _, c := range cs {
+		p := c.Path
+		if strings.HasPrefix(p, `"`) || strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			p = strconv.Quote(p)
+		}
+		if nameOnly {
+			fmt.Fprintln(bw, p)
+		} else {
+			fmt.Fprintf(bw, "%s\t%s\n", c.Kinds, p)
+		}
+	}
+	return bw.Flush()
 }

@@ -1,4 +1,4 @@
-package mergefs
+package mergeort
 
 import (
 	"crypto/sha1"
@@ -45,9 +45,9 @@ func (tr triple) key() [20]byte {
 	return k
 }
 
-// mdir is one merged directory, shared by every path whose three trees are
+// Dir is one merged directory, shared by every path whose three trees are
 // the same (content-addressed by its triple).
-type mdir struct {
+type Dir struct {
 	key [20]byte
 	tr  triple
 	// path is set for a directory that renames touch (dirty): it is merged
@@ -56,21 +56,21 @@ type mdir struct {
 	dirty bool
 	mu    sync.Mutex  // held while merging
 	done  atomic.Bool // ents and subs are set (and never change again)
-	ents  []mentry    // sorted by name in byte order, like tree.Listing
+	ents  []Entry     // sorted by name in byte order, like tree.Listing
 	subs  int         // entries a checkout shows as directories (for nlink)
 }
 
-// mentry is one name of a merged directory: exactly one of plain (an entry
+// Entry is one name of a merged directory: exactly one of plain (an entry
 // of one of the three trees, served as gitfs serves it), dir (a merged
 // subdirectory) and conf (a path that needs materializing) is set.
-type mentry struct {
+type Entry struct {
 	name  string
 	plain tree.Entry
-	dir   *mdir
-	conf  *cfile
+	dir   *Dir
+	conf  *File
 }
 
-func (e *mentry) isDir() bool {
+func (e *Entry) isDir() bool {
 	switch {
 	case e.dir != nil:
 		return true
@@ -174,14 +174,14 @@ func names3(lb, lo, lt *tree.Listing, fn func(name string, b, o, t *tree.Entry) 
 
 var emptyListing = &tree.Listing{}
 
-func (f *FS) listing(h plumbing.Hash) (*tree.Listing, error) {
+func (f *Result) listing(h plumbing.Hash) (*tree.Listing, error) {
 	if h.IsZero() {
 		return emptyListing, nil
 	}
 	return f.store.Listing(h)
 }
 
-func (f *FS) listings(tr triple) (lb, lo, lt *tree.Listing, err error) {
+func (f *Result) listings(tr triple) (lb, lo, lt *tree.Listing, err error) {
 	if lb, err = f.listing(tr.b); err != nil {
 		return
 	}
@@ -194,7 +194,7 @@ func (f *FS) listings(tr triple) (lb, lo, lt *tree.Listing, err error) {
 
 // dirFor returns the merged directory of a triple at path: shared by
 // every path with the same triple, unless renames touch it.
-func (f *FS) dirFor(tr triple, path string, dirty bool) *mdir {
+func (f *Result) dirFor(tr triple, path string, dirty bool) *Dir {
 	k := tr.key()
 	if dirty {
 		k = tr.dirKey(path)
@@ -202,17 +202,17 @@ func (f *FS) dirFor(tr triple, path string, dirty bool) *mdir {
 		path = ""
 	}
 	if d, ok := f.dirs.Load(k); ok {
-		return d.(*mdir)
+		return d.(*Dir)
 	}
-	d, _ := f.dirs.LoadOrStore(k, &mdir{key: k, tr: tr, path: path, dirty: dirty})
-	return d.(*mdir)
+	d, _ := f.dirs.LoadOrStore(k, &Dir{key: k, tr: tr, path: path, dirty: dirty})
+	return d.(*Dir)
 }
 
 // merged returns d with its entries computed (once; a failure, such as an
 // unreadable object, is returned and tried again by the next caller).
 // Merging d never waits for another directory's merge: it only asks
 // whether subdirectories are empty (nonEmpty), so there is no lock order.
-func (f *FS) merged(d *mdir) (*mdir, error) {
+func (f *Result) merged(d *Dir) (*Dir, error) {
 	if d.done.Load() {
 		return d, nil
 	}
@@ -235,10 +235,10 @@ func (f *FS) merged(d *mdir) (*mdir, error) {
 // ids alone; only a merged one may turn out empty (then git drops it).
 type dirPart struct {
 	plain *tree.Entry
-	dir   *mdir
+	dir   *Dir
 }
 
-func (f *FS) dirPartOf(b, o, t *tree.Entry, path string, dirty bool) (dirPart, error) {
+func (f *Result) dirPartOf(b, o, t *tree.Entry, path string, dirty bool) (dirPart, error) {
 	db, do, dt := dirHash(b), dirHash(o), dirHash(t)
 	if dirty {
 		// Renames change what is below (a directory rename may even
@@ -272,7 +272,7 @@ func (f *FS) dirPartOf(b, o, t *tree.Entry, path string, dirty bool) (dirPart, e
 // nonEmpty reports whether a merged directory keeps at least one entry. It
 // stops at the first survivor, so deciding it costs the three listings and
 // rarely more: git drops a directory whose every path merged to "deleted".
-func (f *FS) nonEmpty(tr triple) (bool, error) {
+func (f *Result) nonEmpty(tr triple) (bool, error) {
 	k := tr.key()
 	if v, ok := f.nonEmptyCache.Load(k); ok {
 		return v.(bool), nil
@@ -313,11 +313,11 @@ func (f *FS) nonEmpty(tr triple) (bool, error) {
 // placed is a merged entry and where it goes: its own name, or a new
 // "name~BRANCH" chosen once every name of the directory is known.
 type placed struct {
-	e      mentry
+	e      Entry
 	rename string // "" keeps e.name; otherwise the branch label to append
 }
 
-func (f *FS) mergeDir(d *mdir) ([]mentry, int, error) {
+func (f *Result) mergeDir(d *Dir) ([]Entry, int, error) {
 	if f.renErr != nil {
 		return nil, 0, f.renErr
 	}
@@ -334,7 +334,7 @@ func (f *FS) mergeDir(d *mdir) ([]mentry, int, error) {
 	names3(lb, lo, lt, func(name string, b, o, t *tree.Entry) bool {
 		if d.dirty {
 			seen[name] = true
-			full := join(d.path, name)
+			full := tree.Join(d.path, name)
 			ov, childDirty := f.ren.override(full), f.ren.isDirty(full)
 			if ov != nil || childDirty {
 				var more []placed
@@ -346,17 +346,17 @@ func (f *FS) mergeDir(d *mdir) ([]mentry, int, error) {
 		switch {
 		case same(o, t):
 			if o != nil {
-				out = append(out, placed{e: mentry{name: name, plain: *o}})
+				out = append(out, placed{e: Entry{name: name, plain: *o}})
 			}
 			return true
 		case same(o, b):
 			if t != nil {
-				out = append(out, placed{e: mentry{name: name, plain: *t}})
+				out = append(out, placed{e: Entry{name: name, plain: *t}})
 			}
 			return true
 		case same(t, b):
 			if o != nil {
-				out = append(out, placed{e: mentry{name: name, plain: *o}})
+				out = append(out, placed{e: Entry{name: name, plain: *o}})
 			}
 			return true
 		}
@@ -367,7 +367,7 @@ func (f *FS) mergeDir(d *mdir) ([]mentry, int, error) {
 		fb, fo, ft := fileOf(b), fileOf(o), fileOf(t)
 		hasDir := dp.plain != nil || dp.dir != nil
 		if hasDir {
-			out = append(out, placed{e: mentry{name: name, plain: derefOr(dp.plain), dir: dp.dir}})
+			out = append(out, placed{e: Entry{name: name, plain: derefOr(dp.plain), dir: dp.dir}})
 		}
 		if fo == nil && ft == nil {
 			return true // at most the base had a file: deleted on both sides
@@ -384,7 +384,7 @@ func (f *FS) mergeDir(d *mdir) ([]mentry, int, error) {
 			continue
 		}
 		// A name no side has here: a directory rename moved a path in.
-		full := join(d.path, name)
+		full := tree.Join(d.path, name)
 		more, err := f.mergeRenamed(name, full, nil, nil, nil, f.ren.override(full), f.ren.isDirty(full))
 		if err != nil {
 			return nil, 0, err
@@ -415,8 +415,8 @@ func derefOr(e *tree.Entry) tree.Entry {
 // resolveFile decides the file side of a name whose three entries are not
 // resolved by a match (merge-ort's process_entry). dirInWay is true when a
 // directory survives at the name: the file then moves aside, conflicted.
-func (f *FS) resolveFile(name string, fb, fo, ft *tree.Entry, dirInWay bool, labels *merge3.Labels, dfBranch ...string) []placed {
-	at := func(e mentry, branch string) placed {
+func (f *Result) resolveFile(name string, fb, fo, ft *tree.Entry, dirInWay bool, labels *merge3.Labels, dfBranch ...string) []placed {
+	at := func(e Entry, branch string) placed {
 		e.name = name
 		if dirInWay {
 			return placed{e: e, rename: branch}
@@ -443,7 +443,7 @@ func (f *FS) resolveFile(name string, fb, fo, ft *tree.Entry, dirInWay bool, lab
 		if fb == nil {
 			return nil
 		}
-		return []placed{at(mentry{plain: *fb}, branch)}
+		return []placed{at(Entry{plain: *fb}, branch)}
 
 	case fo != nil && ft != nil && typeClass(fo.Kind) != typeClass(ft.Kind):
 		// CONFLICT (distinct types): keep both, moving the regular file
@@ -453,9 +453,9 @@ func (f *FS) resolveFile(name string, fb, fo, ft *tree.Entry, dirInWay bool, lab
 		if !renameA && !renameB {
 			renameA, renameB = true, true
 		}
-		a := f.conflict(&cfile{kinds: KindDistinctTypes, result: *fo, known: true})
-		b := f.conflict(&cfile{kinds: KindDistinctTypes, result: *ft, known: true})
-		pa, pb := placed{e: mentry{name: name, conf: a}}, placed{e: mentry{name: name, conf: b}}
+		a := f.conflict(&File{kinds: KindDistinctTypes, result: *fo, known: true})
+		b := f.conflict(&File{kinds: KindDistinctTypes, result: *ft, known: true})
+		pa, pb := placed{e: Entry{name: name, conf: a}}, placed{e: Entry{name: name, conf: b}}
 		if renameA {
 			pa.rename = f.labels.Ours
 		}
@@ -477,7 +477,7 @@ func (f *FS) resolveFile(name string, fb, fo, ft *tree.Entry, dirInWay bool, lab
 
 	case fb != nil && f.depth > 0:
 		// modify/delete inside a virtual merge base: the base's version.
-		return []placed{at(mentry{plain: *fb}, branch)}
+		return []placed{at(Entry{plain: *fb}, branch)}
 
 	case fb != nil:
 		// modify/delete: the modified side stays.
@@ -485,8 +485,8 @@ func (f *FS) resolveFile(name string, fb, fo, ft *tree.Entry, dirInWay bool, lab
 		if side == nil {
 			side = ft
 		}
-		c := f.conflict(&cfile{kinds: KindModifyDelete | df, result: *side, known: true})
-		return []placed{at(mentry{conf: c}, branch)}
+		c := f.conflict(&File{kinds: KindModifyDelete | df, result: *side, known: true})
+		return []placed{at(Entry{conf: c}, branch)}
 
 	default:
 		// Added on one side only: clean, unless a directory is in the way.
@@ -500,11 +500,11 @@ func (f *FS) resolveFile(name string, fb, fo, ft *tree.Entry, dirInWay bool, lab
 
 // plainOrConflict is e served as is, or, when it had to move aside for a
 // directory, as a conflicted path.
-func (f *FS) plainOrConflict(e tree.Entry, df Kind) mentry {
+func (f *Result) plainOrConflict(e tree.Entry, df Kind) Entry {
 	if df == 0 {
-		return mentry{plain: e}
+		return Entry{plain: e}
 	}
-	return mentry{conf: f.conflict(&cfile{kinds: df, result: e, known: true})}
+	return Entry{conf: f.conflict(&File{kinds: df, result: e, known: true})}
 }
 
 // contentMerge is handle_content_merge for two changed entries of the same
@@ -512,13 +512,13 @@ func (f *FS) plainOrConflict(e tree.Entry, df Kind) mentry {
 // left for materialization. A path resolved by ids and modes alone (one
 // side changed the mode, the other the content) is an existing blob and is
 // served as a plain entry, with attributes.
-func (f *FS) contentMerge(fb, fo, ft *tree.Entry) mentry {
+func (f *Result) contentMerge(fb, fo, ft *tree.Entry) Entry {
 	return f.contentMergeLabelled(fb, fo, ft, nil)
 }
 
 // contentMergeLabelled is contentMerge with the labels of a renamed path.
-func (f *FS) contentMergeLabelled(fb, fo, ft *tree.Entry, labels *merge3.Labels) mentry {
-	c := &cfile{noBase: fb == nil, labels: labels}
+func (f *Result) contentMergeLabelled(fb, fo, ft *tree.Entry, labels *merge3.Labels) Entry {
+	c := &File{noBase: fb == nil, labels: labels}
 	mb, mo, mt := kindOf(fb), fo.Kind, ft.Kind
 	if mo == mt || mo == mb {
 		c.result.Kind = mt
@@ -547,9 +547,9 @@ func (f *FS) contentMergeLabelled(fb, fo, ft *tree.Entry, labels *merge3.Labels)
 		// Inside a virtual merge base, an unmergeable symlink or
 		// submodule is the base's version (none: the path goes).
 		if fb == nil {
-			return mentry{}
+			return Entry{}
 		}
-		return mentry{plain: *fb}
+		return Entry{plain: *fb}
 	case f.depth > 0:
 		// A submodule both sides moved, in a virtual merge base: the
 		// base's commit, with the merged mode.
@@ -565,15 +565,15 @@ func (f *FS) contentMergeLabelled(fb, fo, ft *tree.Entry, labels *merge3.Labels)
 	}
 	c.known = c.kinds != 0
 	if !c.merge && !c.known {
-		return mentry{plain: c.result}
+		return Entry{plain: c.result}
 	}
-	return mentry{conf: f.conflict(c)}
+	return Entry{conf: f.conflict(c)}
 }
 
 // place assigns the moved entries their "name~BRANCH" names as git's
 // unique_path does (in git's processing order: names in reverse, each as if
 // followed by '/'; a taken name gets "_0", "_1", ...), then sorts.
-func (f *FS) place(out []placed, lb, lo, lt *tree.Listing) []mentry {
+func (f *Result) place(out []placed, lb, lo, lt *tree.Listing) []Entry {
 	var moves []int
 	for i := range out {
 		if out[i].rename != "" {
@@ -600,7 +600,7 @@ func (f *FS) place(out []placed, lb, lo, lt *tree.Listing) []mentry {
 			out[i].e.name = n
 		}
 	}
-	ents := make([]mentry, 0, len(out))
+	ents := make([]Entry, 0, len(out))
 	for _, p := range out {
 		ents = append(ents, p.e)
 	}

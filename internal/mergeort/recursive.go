@@ -1,14 +1,11 @@
-package mergefs
+package mergeort
 
 import (
-	"crypto/sha1"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/tree"
 )
@@ -16,7 +13,7 @@ import (
 // Criss-cross histories: when ours and theirs have several merge bases,
 // merge-ort (git merge, git merge-tree) merges the merge bases into a
 // virtual one first, recursively, and uses that as the base. This file does
-// the same: each inner merge is a merge view at depth > 0 (merge-ort's
+// the same: each inner merge is a Result at depth > 0 (merge-ort's
 // call_depth: conflicts keep their markers, nine characters long, labelled
 // "Temporary merge branch 1/2"; binary files, symlinks, submodules,
 // modify/delete and distinct types fall back to the base's version; no
@@ -30,49 +27,34 @@ import (
 const mergedAncestorsLabel = "merged common ancestors"
 
 // IsVirtualBase reports whether a base snapshot's Rev names a virtual
-// merge base (RecursiveBase).
+// merge base (VirtualBase).
 func IsVirtualBase(rev string) bool { return rev == mergedAncestorsLabel }
 
-// commitGraph answers mergeBases' questions for real commits (from the
-// repository) and for the virtual commits made along the way.
-type commitGraph struct {
-	real     func(plumbing.Hash) (*commitInfo, error)
-	virtual  map[plumbing.Hash]*commitInfo
-	trees    map[plumbing.Hash]plumbing.Hash // virtual commit -> its tree
-	realTree func(plumbing.Hash) (plumbing.Hash, error)
-	n        int
+// History is the commit graph a virtual merge base is built from: the
+// repository's commits and the virtual commits made along the way. The
+// caller provides it (reading commits is the git side's job, not the
+// merge's).
+type History interface {
+	// MergeBases are git merge-base --all's answer for two commits (real
+	// or virtual), newest first.
+	MergeBases(one, two plumbing.Hash) ([]plumbing.Hash, error)
+	// Tree is a commit's root tree.
+	Tree(commit plumbing.Hash) (plumbing.Hash, error)
+	// Label names a lone merge base after ||||||| as merge-ort does: a
+	// real commit's abbreviated id, a virtual one's first 7 hex digits.
+	Label(commit plumbing.Hash) string
+	// MakeVirtual is make_virtual_commit: a commit no repository has,
+	// with root as its tree and the two merged commits as parents (so
+	// later merge-base questions see through it).
+	MakeVirtual(root plumbing.Hash, parents ...plumbing.Hash) plumbing.Hash
 }
 
-func (g *commitGraph) load(h plumbing.Hash) (*commitInfo, error) {
-	if c, ok := g.virtual[h]; ok {
-		return c, nil
-	}
-	return g.real(h)
-}
-
-func (g *commitGraph) tree(h plumbing.Hash) (plumbing.Hash, error) {
-	if t, ok := g.trees[h]; ok {
-		return t, nil
-	}
-	return g.realTree(h)
-}
-
-// makeVirtual is make_virtual_commit: a commit no repository has, with the
-// two merged commits as parents (so later merge-base questions see through
-// it) and no date (painted last, as git's zero date).
-func (g *commitGraph) makeVirtual(root plumbing.Hash, parents ...plumbing.Hash) plumbing.Hash {
-	g.n++
-	h := sha1.Sum([]byte("gitnfs virtual commit " + strconv.Itoa(g.n) + " " + root.String()))
-	id := plumbing.Hash(h)
-	g.virtual[id] = &commitInfo{parents: parents, when: time.Time{}}
-	g.trees[id] = root
-	return id
-}
-
-// virtualBase is merge_ort_internal's first half for ours and theirs with
+// VirtualBase is merge_ort_internal's first half for ours and theirs with
 // the merge bases given (git's order, as git merge-base --all prints them):
-// the merged merge bases as a snapshot whose root is a virtual tree.
-func virtualBase(store *tree.Store, g *commitGraph, bases []plumbing.Hash, opts Options) (*tree.Snapshot, error) {
+// the merged merge bases as a snapshot whose root is a virtual tree,
+// labelled "merged common ancestors". opts are the outer merge's (its
+// conflict style shapes the markers inside the virtual base too).
+func VirtualBase(store *tree.Store, g History, bases []plumbing.Hash, opts Options) (*tree.Snapshot, error) {
 	root, err := mergeBasesTree(store, g, bases, opts, 1)
 	if err != nil {
 		return nil, err
@@ -82,12 +64,12 @@ func virtualBase(store *tree.Store, g *commitGraph, bases []plumbing.Hash, opts 
 
 // mergeBasesTree merges bases (popped from the end: merge-ort reverses
 // get_merge_bases' list) into one tree, each step a merge at depth.
-func mergeBasesTree(store *tree.Store, g *commitGraph, bases []plumbing.Hash, opts Options, depth int) (plumbing.Hash, error) {
+func mergeBasesTree(store *tree.Store, g History, bases []plumbing.Hash, opts Options, depth int) (plumbing.Hash, error) {
 	if len(bases) == 0 {
 		return tree.EmptyTree, nil
 	}
 	merged := bases[len(bases)-1]
-	mergedTree, err := g.tree(merged)
+	mergedTree, err := g.Tree(merged)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -97,7 +79,7 @@ func mergeBasesTree(store *tree.Store, g *commitGraph, bases []plumbing.Hash, op
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
-		merged = g.makeVirtual(t, merged, next)
+		merged = g.MakeVirtual(t, merged, next)
 		mergedTree = t
 	}
 	return mergedTree, nil
@@ -105,11 +87,11 @@ func mergeBasesTree(store *tree.Store, g *commitGraph, bases []plumbing.Hash, op
 
 // mergeCommits is merge_ort_internal at depth: the tree of the merge of
 // two commits (real or virtual), with their own merge bases merged first.
-func mergeCommits(store *tree.Store, g *commitGraph, one, two plumbing.Hash, opts Options, depth int) (plumbing.Hash, error) {
+func mergeCommits(store *tree.Store, g History, one, two plumbing.Hash, opts Options, depth int) (plumbing.Hash, error) {
 	if depth > 32 {
 		return plumbing.ZeroHash, fmt.Errorf("criss-cross history nested over 32 levels deep")
 	}
-	bases, err := mergeBases(g.load, one, two)
+	bases, err := g.MergeBases(one, two)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -118,10 +100,7 @@ func mergeCommits(store *tree.Store, g *commitGraph, one, two plumbing.Hash, opt
 	case 0:
 		baseLabel = "empty tree"
 	case 1:
-		baseLabel = abbrev(store, bases[0])
-		if _, virtual := g.virtual[bases[0]]; virtual {
-			baseLabel = bases[0].String()[:7]
-		}
+		baseLabel = g.Label(bases[0])
 	default:
 		baseLabel = mergedAncestorsLabel
 	}
@@ -131,7 +110,7 @@ func mergeCommits(store *tree.Store, g *commitGraph, one, two plumbing.Hash, opt
 	}
 	var snaps [2]*tree.Snapshot
 	for i, c := range []plumbing.Hash{one, two} {
-		root, err := g.tree(c)
+		root, err := g.Tree(c)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -147,18 +126,14 @@ func mergeCommits(store *tree.Store, g *commitGraph, one, two plumbing.Hash, opt
 
 // writeVirtual walks the whole merge and keeps it as virtual trees: the
 // result tree of an inner merge.
-func (f *FS) writeVirtual() (plumbing.Hash, error) {
-	if gitfs.NodeTag(f.root) != tagMergedDir {
-		return plumbing.Hash(gitfs.NodeKey(f.root)), nil
+func (f *Result) writeVirtual() (plumbing.Hash, error) {
+	if f.root.dir == nil {
+		return f.root.plain.Hash, nil
 	}
-	d, err := f.mdirOf(f.root)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return f.virtualTree(d, "")
+	return f.virtualTree(f.root.dir, "")
 }
 
-func (f *FS) virtualTree(d *mdir, path string) (plumbing.Hash, error) {
+func (f *Result) virtualTree(d *Dir, path string) (plumbing.Hash, error) {
 	d, err := f.merged(d)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -166,7 +141,7 @@ func (f *FS) virtualTree(d *mdir, path string) (plumbing.Hash, error) {
 	entries := make([]tree.Entry, 0, len(d.ents))
 	for i := range d.ents {
 		e := &d.ents[i]
-		p := join(path, e.name)
+		p := tree.Join(path, e.name)
 		switch {
 		case e.dir != nil:
 			h, err := f.virtualTree(e.dir, p)

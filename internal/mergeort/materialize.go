@@ -1,10 +1,9 @@
-package mergefs
+package mergeort
 
 import (
 	"container/list"
 	"crypto/sha1"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/gitnfs/gitnfs/internal/gitattr"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/tree"
 )
@@ -51,11 +51,11 @@ func (k Kind) String() string {
 	return strings.Join(s, ", ")
 }
 
-// cfile is a path that cannot be served from an existing blob without
+// File is a path that cannot be served from an existing blob without
 // thinking: a conflicted path, or a both-sides-changed file whose merge may
 // well be clean. Listing it costs nothing; its content and size exist only
 // once it is materialized.
-type cfile struct {
+type File struct {
 	key    [20]byte
 	kinds  Kind       // the reasons known from the trees alone
 	known  bool       // conflicted whatever the content merge says
@@ -65,7 +65,7 @@ type cfile struct {
 	base   plumbing.Hash
 	ours   plumbing.Hash
 	theirs plumbing.Hash
-	// labels replace the view's labels when a rename brought the versions
+	// labels replace the merge's labels when a rename brought the versions
 	// from different paths ("REV:path", as merge-ort writes them).
 	labels *merge3.Labels
 	// extraMarker lengthens the markers of a merge whose result is merged
@@ -73,7 +73,7 @@ type cfile struct {
 	extraMarker int
 }
 
-func (c *cfile) contentKind() Kind {
+func (c *File) contentKind() Kind {
 	if c.noBase {
 		return KindAddAdd
 	}
@@ -82,7 +82,7 @@ func (c *cfile) contentKind() Kind {
 
 // conflict interns c by its content: the same three versions merge to the
 // same bytes wherever they appear.
-func (f *FS) conflict(c *cfile) *cfile {
+func (f *Result) conflict(c *File) *File {
 	h := sha1.New()
 	var buf [8]byte // kinds(2) kind known noBase merge extraMarker
 	h.Write([]byte("gitnfs conflict\x00"))
@@ -103,11 +103,11 @@ func (f *FS) conflict(c *cfile) *cfile {
 	}
 	copy(c.key[:], h.Sum(nil))
 	v, _ := f.files.LoadOrStore(c.key, c)
-	return v.(*cfile)
+	return v.(*File)
 }
 
 // outcome is what a materialization decided; it is kept for every path
-// ever materialized (a few bytes), so GETATTR never merges twice even after
+// ever materialized (a few bytes), so asking its size never merges twice even after
 // the bytes were evicted.
 type outcome struct {
 	size      int64
@@ -124,10 +124,10 @@ type mat struct {
 }
 
 // conflicted reports whether c is a conflict once materialized as o.
-func (c *cfile) conflicted(o outcome) bool { return c.known || o.conflicts > 0 }
+func (c *File) conflicted(o outcome) bool { return c.known || o.conflicts > 0 }
 
 // kindsOf is c's full set of reasons once materialized as o.
-func (c *cfile) kindsOf(o outcome) Kind {
+func (c *File) kindsOf(o outcome) Kind {
 	k := c.kinds
 	if c.merge && o.conflicts > 0 {
 		k |= c.contentKind()
@@ -143,7 +143,7 @@ func (c *cfile) kindsOf(o outcome) Kind {
 const maxXdiffSize = 1024 * 1024 * 1023
 
 // outcomeOf is c's size and status, materializing it if it never was.
-func (f *FS) outcomeOf(c *cfile, path string) (outcome, error) {
+func (f *Result) outcomeOf(c *File, path string) (outcome, error) {
 	_, key, err := f.mergeAttrOf(c, path)
 	if err != nil {
 		return outcome{}, err
@@ -161,7 +161,7 @@ func (f *FS) outcomeOf(c *cfile, path string) (outcome, error) {
 // materialize computes c's content at path once however many callers ask
 // at the same time, and keeps it in a byte-bounded LRU. The key is c's,
 // unless path's merge attributes change the merge (see attributes.go).
-func (f *FS) materialize(c *cfile, path string) (*mat, error) {
+func (f *Result) materialize(c *File, path string) (*mat, error) {
 	a, key, err := f.mergeAttrOf(c, path)
 	if err != nil {
 		return nil, err
@@ -184,7 +184,7 @@ func (f *FS) materialize(c *cfile, path string) (*mat, error) {
 	})
 }
 
-func (f *FS) compute(c *cfile, path string, a mergeAttr) (*mat, error) {
+func (f *Result) compute(c *File, path string, a gitattr.Merge) (*mat, error) {
 	if !c.merge {
 		m := &mat{blob: c.result.Hash}
 		if c.result.Kind != tree.Gitlink { // a commit id, served as an empty directory
@@ -196,7 +196,7 @@ func (f *FS) compute(c *cfile, path string, a mergeAttr) (*mat, error) {
 		}
 		return m, nil
 	}
-	if a.kind == drvBinary || a.kind == drvExternal {
+	if a.Kind == gitattr.Binary || a.Kind == gitattr.External {
 		return f.mergeByAttr(c, path, a)
 	}
 	sizes := [3]int64{}
@@ -221,19 +221,19 @@ func (f *FS) compute(c *cfile, path string, a mergeAttr) (*mat, error) {
 		if h.IsZero() {
 			continue
 		}
-		b, err := f.readBlob(h, sizes[i])
+		b, err := f.store.ReadBlob(h)
 		if err != nil {
 			return nil, err
 		}
 		in[i] = b
 	}
-	opts := a.textOptions(merge3.MergeTreeOptions(f.style))
+	opts := textOptions(a, merge3.MergeTreeOptions(f.style))
 	opts.Labels = f.labels
 	if c.labels != nil {
 		opts.Labels = *c.labels
 	}
 	if c.extraMarker > 0 {
-		opts.MarkerSize = a.markerSize() + c.extraMarker
+		opts.MarkerSize = a.MarkerSize() + c.extraMarker
 	}
 	r := merge3.MergeWith(in[0], in[1], in[2], opts)
 	f.store.Stats().ContentMerges.Add(1)
@@ -249,38 +249,16 @@ func (f *FS) compute(c *cfile, path string, a mergeAttr) (*mat, error) {
 
 // virtualBinary is ll_binary_merge inside a virtual merge base: the base's
 // bytes (empty without a base), cleanly.
-func (f *FS) virtualBinary(c *cfile, baseSize int64) *mat {
+func (f *Result) virtualBinary(c *File, baseSize int64) *mat {
 	if c.base.IsZero() {
 		return &mat{data: []byte{}}
 	}
 	return &mat{outcome: outcome{size: baseSize}, blob: c.base}
 }
 
-func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
-	buf := make([]byte, size)
-	got := 0
-	for got < len(buf) {
-		n, err := f.store.ReadBlobAt(h, buf[got:], int64(got))
-		got += n
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			return nil, fmt.Errorf("blob %s: short read at %d of %d", h, got, size)
-		}
-	}
-	if got != len(buf) {
-		return nil, fmt.Errorf("blob %s: read %d of %d bytes", h, got, size)
-	}
-	return buf, nil
-}
-
 // readAt serves a materialized path as tree.Store.ReadBlobAt serves a blob
 // (io.EOF when the read reaches the end).
-func (f *FS) readAt(m *mat, p []byte, off int64) (int, error) {
+func (f *Result) readAt(m *mat, p []byte, off int64) (int, error) {
 	if m.data == nil {
 		return f.store.ReadBlobAt(m.blob, p, off)
 	}

@@ -1,0 +1,199 @@
+package gitfs
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitnfs/gitnfs/fattr"
+	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/vfs"
+)
+
+// Trees serves the nodes of git trees as they are: a node's tag (NodeTag) is its
+// entry's tree.Kind and its key (NodeKey) the object id. FS is Trees plus the root of
+// one snapshot; the merge view (internal/mergefs) hands Trees every node
+// that one side's tree serves as is, so a plain subtree is served by one
+// piece of code whichever export it is in.
+type Trees struct {
+	store *tree.Store
+	attrs fattr.Context
+	sizer sizer
+	// longPaths is the export's: every node handed out notes its path
+	// there, so that the export's ResolveID finds it.
+	longPaths *vfs.LongPaths
+	// dates dates the paths of a followed export (follow.go); nil for one
+	// that never switched.
+	dates *Dates
+}
+
+// NewTrees serves tree nodes with attrs (owner, fsid, time), noting long
+// paths in longPaths and dating paths by dates (nil: all with attrs.Time).
+func NewTrees(store *tree.Store, attrs fattr.Context, longPaths *vfs.LongPaths, dates *Dates) *Trees {
+	return &Trees{store: store, attrs: attrs, sizer: sizer{store}, longPaths: longPaths, dates: dates}
+}
+
+// sizer adapts tree.Store to fattr.Sizer.
+type sizer struct{ s *tree.Store }
+
+func (z sizer) BlobSize(h plumbing.Hash) (int64, error) { return z.s.BlobSize(h) }
+func (z sizer) Subdirs(h plumbing.Hash) (int, error) {
+	l, err := z.s.Listing(h)
+	if err != nil {
+		return 0, err
+	}
+	return l.Subdirs, nil
+}
+
+// Node is the node of entry e at path, with fileid id.
+func (f *Trees) Node(id uint64, path string, e tree.Entry) vfs.Node {
+	n := vfs.Node{ID: id, Path: path, Type: TypeOf(e.Kind), Private: NodePrivate(uint8(e.Kind), e.Hash)}
+	f.longPaths.Note(id, path)
+	return n
+}
+
+// TypeOf is what a client sees of a tree entry of kind k: a submodule is a
+// directory (an empty one), as in a checkout.
+func TypeOf(k tree.Kind) vfs.Type {
+	switch {
+	case k.IsDir():
+		return vfs.Dir
+	case k == tree.Symlink:
+		return vfs.Lnk
+	}
+	return vfs.Reg
+}
+
+// wrap turns the errors of a path walk into the ones the protocol answers.
+func wrap(err error, path string) error {
+	if errors.Is(err, tree.ErrNotFound) {
+		return fmt.Errorf("%s: %w", path, vfs.ErrNoEnt)
+	}
+	if errors.Is(err, tree.ErrNotDir) {
+		return fmt.Errorf("%s: %w", path, vfs.ErrNotDir)
+	}
+	return err
+}
+
+// Lookup implements vfs.FS.
+func (f *Trees) Lookup(dir vfs.Node, name string) (vfs.Node, error) {
+	path := tree.Join(dir.Path, name)
+	if dir.Type != vfs.Dir {
+		return vfs.Node{}, fmt.Errorf("%s: %w", dir.Path, vfs.ErrNotDir)
+	}
+	if tree.Kind(NodeTag(dir)) == tree.Gitlink {
+		return vfs.Node{}, fmt.Errorf("%s: %w", path, vfs.ErrNoEnt)
+	}
+	l, err := f.store.Listing(NodeKey(dir))
+	if err != nil {
+		// Not wrapped: a tree object that cannot be read is an I/O
+		// error for the client, not a missing name.
+		return vfs.Node{}, err
+	}
+	e, ok := l.Lookup(name)
+	if !ok {
+		return vfs.Node{}, fmt.Errorf("%s: %w", path, vfs.ErrNoEnt)
+	}
+	return f.Node(vfs.ChildID(dir.ID, name), path, e), nil
+}
+
+// ReadDir implements vfs.FS. A submodule is an empty directory.
+func (f *Trees) ReadDir(dir vfs.Node) (vfs.Listing, error) {
+	if dir.Type != vfs.Dir {
+		return nil, fmt.Errorf("%s: %w", dir.Path, vfs.ErrNotDir)
+	}
+	if tree.Kind(NodeTag(dir)) == tree.Gitlink {
+		return &listing{f: f, dir: dir, l: &tree.Listing{}}, nil
+	}
+	l, err := f.store.Listing(NodeKey(dir))
+	if err != nil {
+		return nil, err
+	}
+	return &listing{f: f, dir: dir, l: l}, nil
+}
+
+type listing struct {
+	f   *Trees
+	dir vfs.Node
+	l   *tree.Listing
+}
+
+func (l *listing) Len() int          { return len(l.l.Entries) }
+func (l *listing) Name(i int) string { return l.l.Entries[i].Name }
+func (l *listing) ID(i int) uint64   { return vfs.ChildID(l.dir.ID, l.l.Entries[i].Name) }
+func (l *listing) Node(i int) vfs.Node {
+	e := l.l.Entries[i]
+	return l.f.Node(vfs.ChildID(l.dir.ID, e.Name), tree.Join(l.dir.Path, e.Name), e)
+}
+
+// Attr implements vfs.FS.
+func (f *Trees) Attr(n vfs.Node) (vfs.Attr, error) {
+	a, err := f.attrs.Of(n.ID, entryOf(n), f.sizer)
+	if err == nil {
+		f.store.Stats().AttrsComputed.Add(1)
+		if f.dates != nil {
+			a.Time = f.dates.Of(n.Path)
+		}
+	}
+	return a, err
+}
+
+// InlineAttr implements vfs.FS. A symlink is listed without attributes: the
+// rule this project keeps for entries whose attributes the client should
+// ask for itself (see DEVELOPERS.md); everything else in a git tree is sized
+// from a header or is a constant.
+func (f *Trees) InlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
+	if n.Type == vfs.Lnk {
+		return vfs.Attr{}, false, nil
+	}
+	a, err := f.Attr(n)
+	return a, err == nil, err
+}
+
+// ReadAt implements vfs.FS.
+func (f *Trees) ReadAt(n vfs.Node, p []byte, off int64) (int, error) {
+	return f.store.ReadBlobAt(NodeKey(n), p, off)
+}
+
+// Readlink implements vfs.FS: the target is the blob's bytes.
+func (f *Trees) Readlink(n vfs.Node) (string, error) {
+	size, err := f.store.BlobSize(NodeKey(n))
+	if err != nil {
+		return "", err
+	}
+	return ReadLink(n.Path, size, func(p []byte, off int64) (int, error) { return f.store.ReadBlobAt(NodeKey(n), p, off) })
+}
+
+// maxSymlink is PATH_MAX: a longer target is refused rather than served.
+const maxSymlink = 4096
+
+// ReadLink reads the target of the symlink at path, size bytes through
+// readAt (a blob's, or a merged path's), refusing more than PATH_MAX.
+func ReadLink(path string, size int64, readAt func(p []byte, off int64) (int, error)) (string, error) {
+	if size > maxSymlink {
+		return "", fmt.Errorf("%s: symlink target of %d bytes exceeds PATH_MAX", path, size)
+	}
+	buf := make([]byte, size)
+	got, err := readAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	return string(buf[:got]), nil
+}
+
+// DirVerifier implements vfs.FS: the first 8 bytes of the directory's key
+// (a tree's object id, or whatever key an export gives a directory that
+// changes exactly when its listing does), never 0.
+func (f *Trees) DirVerifier(dir vfs.Node) uint64 { return DirVerifier(NodeKey(dir)) }
+
+// DirVerifier is the cookie verifier of a directory keyed by key.
+func DirVerifier(key [20]byte) uint64 {
+	v := binary.BigEndian.Uint64(key[:8])
+	if v == 0 {
+		v = 1
+	}
+	return v
+}
