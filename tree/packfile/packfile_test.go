@@ -61,7 +61,9 @@ func TestSizesEqualGitCatFile(t *testing.T) {
 			testrepo.Git(t, dir, "repack", "-adfq", "--depth=50", "--window=50")
 			return dir
 		},
-		want: func(c census) bool { return c.ofsDeltas > 100 && c.refDeltas == 0 && c.bigBases >= 3 && c.largeOffsets == 0 },
+		want: func(c census) bool {
+			return c.ofsDeltas > 100 && c.refDeltas == 0 && c.bigBases >= 3 && c.largeOffsets == 0
+		},
 	}, {
 		name: "ref-deltas",
 		pack: func(t *testing.T) string { return packObjects(t, src, "--no-delta-base-offset") },
@@ -70,7 +72,9 @@ func TestSizesEqualGitCatFile(t *testing.T) {
 		// --index-version=2,OFF writes a 64-bit offset for every object
 		// past OFF, as a >2 GiB pack has: the table no small pack gets.
 		name: "64-bit-offsets",
-		pack: func(t *testing.T) string { return packObjects(t, src, "--delta-base-offset", "--index-version=2,0x400") },
+		pack: func(t *testing.T) string {
+			return packObjects(t, src, "--delta-base-offset", "--index-version=2,0x400")
+		},
 		want: func(c census) bool { return c.largeOffsets > 100 && c.ofsDeltas > 100 },
 	}}
 	for _, tc := range cases {
