@@ -217,9 +217,16 @@ func deltaSizes(z []byte) (base, result int64, err error) {
 		return 0, 0, fmt.Errorf("delta data: %w", err)
 	}
 	var buf [deltaHeaderMax]byte
-	n, err := io.ReadFull(f.zr, buf[:])
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return 0, 0, fmt.Errorf("delta data: %w", err)
+	n := 0
+	for n < len(buf) {
+		k, err := f.zr.Read(buf[n:])
+		n += k
+		if err == io.EOF {
+			break // a delta shorter than the buffer
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("delta data: %w", err)
+		}
 	}
 	return parseDeltaSizes(buf[:n])
 }
