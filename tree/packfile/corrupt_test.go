@@ -134,7 +134,7 @@ func TestOpenRejectsCorruptFiles(t *testing.T) {
 	}
 	cases := []struct {
 		name, want, file string // file: which one the error must name
-		idx, pack            []byte
+		idx, pack        []byte
 	}{
 		{"idx-v1", "version 2 signature", "idx", v1Idx, goodPack},
 		{"idx-version-3", "version 3", "idx", edit(goodIdx, 7, 3), goodPack},
