@@ -36,6 +36,32 @@ func TestHandMadePackSizesAndTypes(t *testing.T) {
 	}
 }
 
+// A REF_DELTA's base may sit in another pack (a thin pack completed by
+// hand, or two packs of one store): the chain continues in that pack.
+func TestRefDeltaBaseInAnotherPack(t *testing.T) {
+	a, err := newPack(memPack([]rawObject{
+		{id: hashN(0), typ: plumbing.BlobObject, size: -1, body: []byte("pad so offsets differ")},
+		{id: hashN(1), typ: typeRefDelta, ref: hashN(2), size: -1, body: deltaBody(5, 9)},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := newPack(memPack([]rawObject{{id: hashN(2), typ: plumbing.TreeObject, size: -1, body: []byte("tree!")}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Packs{packs: []*pack{a, b}}
+	size, kind, ok, err := p.Size(hashN(1))
+	if !ok || err != nil || size != 9 || kind != plumbing.TreeObject {
+		t.Fatalf("Size = %d %s ok=%v %v, want 9 tree", size, kind, ok, err)
+	}
+}
+
+func memPack(objs []rawObject) (string, []byte, string, []byte) {
+	idx, pack := buildPack(objs)
+	return "test.idx", idx, "test.pack", pack
+}
+
 // sizeErr sizes object 0 of a hand-made pack and returns the error.
 func sizeErr(t *testing.T, objs []rawObject) error {
 	t.Helper()

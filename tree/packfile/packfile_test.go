@@ -161,6 +161,15 @@ func TestRefreshSeesNewPacksAndDropsRemovedOnes(t *testing.T) {
 	if len(p.packs) != 1 {
 		t.Fatalf("%d packs mapped after the old ones were removed, want 1", len(p.packs))
 	}
+	// A deleted pack that stays mapped keeps its disk space until the
+	// server exits: Refresh must unmap what it drops.
+	if maps, err := os.ReadFile("/proc/self/maps"); err == nil {
+		for _, line := range strings.Split(string(maps), "\n") {
+			if strings.Contains(line, filepath.Join(dir, "objects", "pack")) && strings.HasSuffix(line, "(deleted)") {
+				t.Errorf("a removed pack is still mapped: %s", line)
+			}
+		}
+	}
 	checkAgainstGit(t, dir, p)
 }
 
