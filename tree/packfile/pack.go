@@ -2,14 +2,12 @@ package packfile
 
 import (
 	"bytes"
-	"compress/flate"
 	"compress/zlib"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -189,23 +187,9 @@ func deltaVarint(b []byte) (int64, int, error) {
 	return 0, 0, errTruncated
 }
 
-// inflaters keeps flate readers for reuse: a new one allocates about 40 KiB
-// of decoder state, more than the rest of sizing a delta costs.
-var inflaters sync.Pool
-
-type inflater struct {
-	src bytes.Reader
-	fr  io.ReadCloser
-	buf [deltaHeaderMax]byte // here, not on the stack: Read through an interface would move it to the heap
-}
-
 // deltaSizes inflates only the first bytes of a delta's zlib stream, the
-// two sizes that open it. The zlib wrapper (two header bytes, a checksum at
-// the end that is never reached) is read here so that flate does the rest:
-// zlib's reader allocates a new checksum state on every Reset. (Go's flate
-// decodes a whole deflate block, at most its 32 KiB window, before the
-// first byte comes out; zlib in git stops sooner. Deltas are mostly far
-// smaller than a block.)
+// two sizes that open it. The zlib wrapper is two header bytes and a
+// checksum at the end that is never reached.
 func deltaSizes(z []byte) (base, result int64, err error) {
 	if len(z) < 2 {
 		return 0, 0, fmt.Errorf("delta data: zlib: %w", io.ErrUnexpectedEOF)
@@ -215,29 +199,12 @@ func deltaSizes(z []byte) (base, result int64, err error) {
 	if z[0]&0x0f != 8 || z[0]>>4 > 7 || (uint(z[0])<<8|uint(z[1]))%31 != 0 || z[1]&0x20 != 0 {
 		return 0, 0, fmt.Errorf("delta data: %w", zlib.ErrHeader)
 	}
-	f, _ := inflaters.Get().(*inflater)
-	if f == nil {
-		f = new(inflater)
-	}
-	defer inflaters.Put(f)
-	f.src.Reset(z[2:])
-	if f.fr == nil {
-		f.fr = flate.NewReader(&f.src)
-	} else if err := f.fr.(flate.Resetter).Reset(&f.src, nil); err != nil {
+	var buf [deltaHeaderMax]byte
+	n, err := inflatePrefix(z[2:], buf[:])
+	if err != nil {
 		return 0, 0, fmt.Errorf("delta data: %w", err)
 	}
-	n := 0
-	for n < len(f.buf) {
-		k, err := f.fr.Read(f.buf[n:])
-		n += k
-		if err == io.EOF {
-			break // a delta shorter than the buffer
-		}
-		if err != nil {
-			return 0, 0, fmt.Errorf("delta data: %w", err)
-		}
-	}
-	return parseDeltaSizes(f.buf[:n])
+	return parseDeltaSizes(buf[:n])
 }
 
 // deltaResultSize is the size of the object a delta at off (with header h)
