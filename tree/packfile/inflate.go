@@ -12,9 +12,11 @@ import (
 // a packed blob). It follows Mark Adler's puff.c, zlib's reference decoder,
 // which favours being small and obviously right over table speed: only a
 // handful of symbols are ever decoded here. It returns how many bytes it
-// wrote; fewer than len(dst) means the stream ended first.
-func inflatePrefix(src, dst []byte) (int, error) {
-	s := inflateState{in: src, out: dst}
+// wrote; fewer than len(dst) means the stream ended first, or that
+// varints (when above 0) varint-ending bytes (below 0x80) were written:
+// a delta's two sizes take 2 to 6 bytes in practice, not the 20 they may.
+func inflatePrefix(src, dst []byte, varints int) (int, error) {
+	s := inflateState{in: src, out: dst, varints: varints}
 	for {
 		last, err := s.bits(1)
 		if err != nil {
@@ -47,6 +49,20 @@ type inflateState struct {
 	bitcnt uint
 	out    []byte
 	n      int
+	// varints counts down the bytes below 0x80 still wanted; at zero, out
+	// is cut to what was written, which ends every decoding loop.
+	varints int
+}
+
+func (s *inflateState) wrote(b byte) {
+	s.out[s.n] = b
+	s.n++
+	if b < 0x80 && s.varints > 0 {
+		s.varints--
+		if s.varints == 0 {
+			s.out = s.out[:s.n]
+		}
+	}
 }
 
 // bits takes need (at most 16) bits, least significant first.
@@ -79,7 +95,12 @@ func (s *inflateState) stored() error {
 	if len(s.in)-s.pos < k {
 		return fmt.Errorf("deflate: stored block: %w", errTruncated)
 	}
-	s.n += copy(s.out[s.n:], s.in[s.pos:s.pos+k])
+	for _, b := range s.in[s.pos : s.pos+k] {
+		if s.n == len(s.out) {
+			break
+		}
+		s.wrote(b)
+	}
 	s.pos += k
 	if k < n && s.n < len(s.out) {
 		return fmt.Errorf("deflate: stored block: %w", errTruncated)
@@ -187,8 +208,7 @@ func (s *inflateState) codes(lit, dist *huffman) error {
 		}
 		switch {
 		case sym < 256:
-			s.out[s.n] = byte(sym)
-			s.n++
+			s.wrote(byte(sym))
 			continue
 		case sym == 256:
 			return nil
@@ -217,8 +237,7 @@ func (s *inflateState) codes(lit, dist *huffman) error {
 			return errors.New("deflate: distance reaches before the start of the stream")
 		}
 		for ; length > 0 && s.n < len(s.out); length-- {
-			s.out[s.n] = s.out[s.n-d]
-			s.n++
+			s.wrote(s.out[s.n-d])
 		}
 	}
 	return nil

@@ -52,11 +52,23 @@ func TestInflatePrefixEqualsCompressFlate(t *testing.T) {
 					t.Fatalf("compress/flate failed on its own stream")
 				}
 				got := make([]byte, n)
-				k, err := inflatePrefix(z, got)
+				k, err := inflatePrefix(z, got, 0)
 				if err != nil || !bytes.Equal(got[:k], want) {
 					t.Fatalf("input %d bytes, level %d, prefix %d: got %d bytes (%v), want %d", len(in), level, n, k, err, len(want))
 				}
 			}
+		}
+	}
+}
+
+// Asked for two varints, it stops right after them.
+func TestInflatePrefixStopsAfterTheVarints(t *testing.T) {
+	for _, level := range []int{flate.NoCompression, flate.HuffmanOnly, flate.BestCompression} {
+		z := deflateLevel(t, deltaBody(1234567, 89), level)
+		buf := make([]byte, deltaHeaderMax)
+		n, err := inflatePrefix(z, buf, 2)
+		if err != nil || n != 4 {
+			t.Errorf("level %d: %d bytes (%v), want the 3+1 of the two varints", level, n, err)
 		}
 	}
 }
@@ -70,9 +82,14 @@ func FuzzInflatePrefix(f *testing.F) {
 	f.Add([]byte{0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, z []byte) {
 		got := make([]byte, deltaHeaderMax)
-		k, err := inflatePrefix(z, got)
+		k, err := inflatePrefix(z, got, 0)
 		if k < 0 || k > len(got) {
 			t.Fatalf("wrote %d bytes", k)
+		}
+		// Stopping after two varints gives a prefix of the same bytes.
+		short := make([]byte, deltaHeaderMax)
+		if k2, err2 := inflatePrefix(z, short, 2); err == nil && (err2 != nil || k2 > k || !bytes.Equal(short[:k2], got[:k2])) {
+			t.Fatalf("stopping after two varints: %q (%v), the full prefix %q", short[:k2], err2, got[:k])
 		}
 		if want, ok := flatePrefix(z, deltaHeaderMax); ok && (err != nil || !bytes.Equal(got[:k], want)) {
 			t.Fatalf("got %q (%v), compress/flate %q", got[:k], err, want)

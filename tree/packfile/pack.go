@@ -200,7 +200,7 @@ func deltaSizes(z []byte) (base, result int64, err error) {
 		return 0, 0, fmt.Errorf("delta data: %w", zlib.ErrHeader)
 	}
 	var buf [deltaHeaderMax]byte
-	n, err := inflatePrefix(z[2:], buf[:])
+	n, err := inflatePrefix(z[2:], buf[:], 2)
 	if err != nil {
 		return 0, 0, fmt.Errorf("delta data: %w", err)
 	}
