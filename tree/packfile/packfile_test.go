@@ -152,6 +152,7 @@ func TestRefreshSeesNewPacksAndDropsRemovedOnes(t *testing.T) {
 	if len(p.packs) != 2 {
 		t.Fatalf("%d packs mapped, want 2", len(p.packs))
 	}
+	checkAgainstGit(t, dir, p) // a batch spread over two packs
 	// One pack again (the unreachable new object kept in it); the two old
 	// ones are deleted.
 	testrepo.Git(t, dir, "repack", "-adq", "--keep-unreachable")
