@@ -54,10 +54,11 @@ func newPack(idxName string, idxData []byte, packName string, packData []byte) (
 	return &pack{idx: idx, name: packName, data: packData, end: uint64(end)}, nil
 }
 
-// Pack object types as stored in an object header (git's object_type).
+// The two delta types of a pack object header (git's OBJ_OFS_DELTA and
+// OBJ_REF_DELTA), with go-git's numbering, which is git's.
 const (
-	typeOfsDelta = 6
-	typeRefDelta = 7
+	typeOfsDelta = plumbing.OFSDeltaObject
+	typeRefDelta = plumbing.REFDeltaObject
 )
 
 // objectHeader is what the bytes at an object's offset say.
