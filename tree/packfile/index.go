@@ -1,0 +1,127 @@
+package packfile
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// The layout of a version 2 pack index (git's Documentation/gitformat-pack):
+// magic and version, 256 cumulative counts by first byte (the fanout), the
+// sorted object ids, one CRC32 each, one 31-bit offset each (the high bit
+// set means "index into the 64-bit table"), the 64-bit offsets of objects
+// past 2 GiB, then the pack's checksum and the index's own.
+const (
+	hashLen      = 20
+	idxHeaderLen = 8
+	fanoutLen    = 256 * 4
+	idxTrailer   = 2 * hashLen
+	idxMinLen    = idxHeaderLen + fanoutLen + idxTrailer
+	perObject    = hashLen + 4 + 4 // id, CRC32, 31-bit offset
+	largeBit     = 1 << 31
+)
+
+var idxMagic = []byte{0xff, 't', 'O', 'c'}
+
+// index is a parsed view over an index file's bytes; it never copies them.
+type index struct {
+	name      string // the file, for errors
+	count     int
+	fanout    []byte
+	names     []byte
+	offsets   []byte // 4 bytes an object
+	large     []byte // 8 bytes an entry
+	packCheck []byte // the checksum the pack must end with
+}
+
+// parseIndex checks everything that a lookup later relies on for bounds
+// (size, fanout order, table lengths), so lookups can index without
+// checking again. It does not hash the file: git does not either when it
+// opens a pack, and that would read every byte of a big index up front.
+func parseIndex(name string, data []byte) (*index, error) {
+	if len(data) < idxMinLen {
+		return nil, fmt.Errorf("pack index %s: %d bytes, too short for a pack index (at least %d)", name, len(data), idxMinLen)
+	}
+	if !bytes.Equal(data[:4], idxMagic) {
+		return nil, fmt.Errorf("pack index %s: no version 2 signature (a version 1 index, which git gc rewrites as version 2, or not a pack index)", name)
+	}
+	if v := binary.BigEndian.Uint32(data[4:]); v != 2 {
+		return nil, fmt.Errorf("pack index %s: version %d, only version 2 is supported", name, v)
+	}
+	fanout := data[idxHeaderLen : idxHeaderLen+fanoutLen]
+	var count uint32
+	for i := 0; i < 256; i++ {
+		n := binary.BigEndian.Uint32(fanout[4*i:])
+		if n < count {
+			return nil, fmt.Errorf("pack index %s: fanout count for first byte %#02x (%d) is below the one before it (%d)", name, i, n, count)
+		}
+		count = n
+	}
+	// uint64 so that a huge count in a corrupt fanout cannot wrap.
+	need := uint64(idxMinLen) + uint64(count)*perObject
+	if uint64(len(data)) < need {
+		return nil, fmt.Errorf("pack index %s: %d objects need at least %d bytes, the file has %d", name, count, need, len(data))
+	}
+	extra := uint64(len(data)) - need
+	if extra%8 != 0 || extra/8 > uint64(count) {
+		return nil, fmt.Errorf("pack index %s: %d bytes after the 31-bit offsets is not a table of at most %d 64-bit offsets", name, extra, count)
+	}
+	n := int(count)
+	namesAt := idxHeaderLen + fanoutLen
+	offsetsAt := namesAt + n*hashLen + n*4 // skip the CRC32s: sizes never need them
+	largeAt := offsetsAt + n*4
+	end := len(data) - idxTrailer
+	return &index{
+		name:      name,
+		count:     n,
+		fanout:    fanout,
+		names:     data[namesAt : namesAt+n*hashLen],
+		offsets:   data[offsetsAt:largeAt],
+		large:     data[largeAt:end],
+		packCheck: data[end : end+hashLen],
+	}, nil
+}
+
+// find returns the position of id in the sorted id table.
+func (x *index) find(id plumbing.Hash) (int, bool) {
+	first := int(id[0])
+	lo := 0
+	if first > 0 {
+		lo = int(binary.BigEndian.Uint32(x.fanout[4*(first-1):]))
+	}
+	hi := int(binary.BigEndian.Uint32(x.fanout[4*first:]))
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		switch bytes.Compare(x.names[mid*hashLen:(mid+1)*hashLen], id[:]) {
+		case 0:
+			return mid, true
+		case -1:
+			lo = mid + 1
+		default:
+			hi = mid
+		}
+	}
+	return 0, false
+}
+
+// offset is where the i-th object (in id order) starts in the pack.
+func (x *index) offset(i int) (uint64, error) {
+	v := binary.BigEndian.Uint32(x.offsets[4*i:])
+	if v&largeBit == 0 {
+		return uint64(v), nil
+	}
+	j := int(v &^ largeBit)
+	if j >= len(x.large)/8 {
+		return 0, fmt.Errorf("pack index %s: object %d points at 64-bit offset %d of %d", x.name, i, j, len(x.large)/8)
+	}
+	return binary.BigEndian.Uint64(x.large[8*j:]), nil
+}
+
+// id is the i-th object id in sorted order.
+func (x *index) id(i int) plumbing.Hash {
+	var h plumbing.Hash
+	copy(h[:], x.names[i*hashLen:])
+	return h
+}
