@@ -19,8 +19,8 @@ import (
 
 // NewCheckout returns the attributes a checkout of root has in the
 // repository of store: root's .gitattributes along each path, then
-// $GIT_DIR/info/attributes and the merge drivers of $GIT_DIR/config
-// (neither when the store has no directory). Nothing is read before the
+// $GIT_DIR/info/attributes (none when the store has no directory) and the
+// merge drivers of the repository's config (tree.Store.Config). Nothing is read before the
 // first Merge.
 func NewCheckout(store *tree.Store, root plumbing.Hash) *Checkout {
 	s := &Checkout{store: store, root: root}
@@ -137,7 +137,7 @@ func (s *Checkout) init() error {
 			return err
 		}
 		infoRaw = parseAttrs(data, true)
-		if s.drivers, s.defDriver, s.hasDefault, err = mergeConfig(s.gitDir); err != nil {
+		if s.drivers, s.defDriver, s.hasDefault, err = mergeConfig(s.store); err != nil {
 			return err
 		}
 	}
