@@ -1,7 +1,6 @@
 package tree
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-
-	"github.com/go-git/go-git/v5/plumbing/format/config"
 )
 
 // ExcludeFile is one of the repository's own ignore files: its path and
@@ -33,7 +30,7 @@ func (s *Store) ExcludeFiles() ([]ExcludeFile, error) {
 	}
 	gitDir := filepath.Dir(s.id) // the common dir: info/ and config live there
 	var out []ExcludeFile
-	path, err := excludesFilePath(gitDir)
+	path, err := s.excludesFilePath(gitDir)
 	if err != nil {
 		return nil, err
 	}
@@ -53,59 +50,22 @@ func (s *Store) ExcludeFiles() ([]ExcludeFile, error) {
 	return out, nil
 }
 
-// excludesFilePath is core.excludesFile as git resolves it: the last value
-// in the system, global and repository config files (read in that order,
-// as git does; include.path is not followed), "~/" and "~user/"
-// expanded; unset, $XDG_CONFIG_HOME/git/ignore or ~/.config/git/ignore.
-// A relative value is taken from the work tree's top (where git runs its
-// commands), or from gitDir for a bare repository.
-func excludesFilePath(gitDir string) (string, error) {
+// excludesFilePath is core.excludesFile as git resolves it, from the
+// repository's config (every scope, as Config reads them; "~/" expanded by
+// Path, "~user/" here); unset, $XDG_CONFIG_HOME/git/ignore or
+// ~/.config/git/ignore. A relative value is taken from the work tree's top
+// (where git runs its commands), or from gitDir for a bare repository.
+func (s *Store) excludesFilePath(gitDir string) (string, error) {
+	cfg, err := s.Config()
+	if err != nil {
+		return "", fmt.Errorf("core.excludesFile: %w", err)
+	}
 	home := os.Getenv("HOME")
 	xdg := os.Getenv("XDG_CONFIG_HOME")
 	if xdg == "" && home != "" {
 		xdg = filepath.Join(home, ".config")
 	}
-	// Set but empty, GIT_CONFIG_SYSTEM and GIT_CONFIG_GLOBAL name no
-	// file at all, as in git.
-	var files []string
-	if !envTrue("GIT_CONFIG_NOSYSTEM") {
-		sys, set := os.LookupEnv("GIT_CONFIG_SYSTEM")
-		if !set {
-			sys = "/etc/gitconfig"
-		}
-		files = append(files, sys)
-	}
-	if g, set := os.LookupEnv("GIT_CONFIG_GLOBAL"); set {
-		files = append(files, g)
-	} else {
-		if xdg != "" {
-			files = append(files, filepath.Join(xdg, "git", "config"))
-		}
-		if home != "" {
-			files = append(files, filepath.Join(home, ".gitconfig"))
-		}
-	}
-	files = append(files, filepath.Join(gitDir, "config"))
-	value := ""
-	for _, f := range files {
-		if f == "" {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return "", fmt.Errorf("core.excludesFile: %w", err)
-		}
-		c := config.New()
-		if err := config.NewDecoder(bytes.NewReader(b)).Decode(c); err != nil {
-			return "", fmt.Errorf("core.excludesFile: parse %s: %w", f, err)
-		}
-		if c.Section("core").HasOption("excludesFile") {
-			value = c.Section("core").Option("excludesFile")
-		}
-	}
+	value, _ := cfg.Path("core", "", "excludesFile")
 	if value == "" {
 		if xdg == "" {
 			return "", nil
@@ -114,15 +74,11 @@ func excludesFilePath(gitDir string) (string, error) {
 	}
 	if rest, ok := strings.CutPrefix(value, "~"); ok {
 		name, tail, _ := strings.Cut(rest, "/")
-		dir := home
-		if name != "" {
-			u, err := user.Lookup(name)
-			if err != nil {
-				return "", fmt.Errorf("core.excludesFile %q: %w", value, err)
-			}
-			dir = u.HomeDir
+		u, err := user.Lookup(name)
+		if err != nil {
+			return "", fmt.Errorf("core.excludesFile %q: %w", value, err)
 		}
-		value = filepath.Join(dir, tail)
+		value = filepath.Join(u.HomeDir, tail)
 	}
 	if !filepath.IsAbs(value) {
 		top := gitDir
@@ -132,13 +88,4 @@ func excludesFilePath(gitDir string) (string, error) {
 		value = filepath.Join(top, value)
 	}
 	return value, nil
-}
-
-// envTrue reads a boolean environment variable as git_env_bool does.
-func envTrue(name string) bool {
-	switch strings.ToLower(os.Getenv(name)) {
-	case "", "0", "false", "no", "off":
-		return false
-	}
-	return true
 }
