@@ -17,20 +17,20 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/gitnfs/gitnfs/internal/wildmatch"
 )
 
 // pattern is one rule line, parsed as parse_path_pattern does.
 type pattern struct {
-	text      string // without "!" and the trailing "/"
-	negative  bool   // "!pattern": re-include
-	mustBeDir bool   // "pattern/": directories only
-	basename  bool   // no slash left: matched against the last component only
-	// literal is the length of text's prefix without wildcards. git
-	// compares that prefix as a string and wildmatches only the rest,
+	// Pattern is the text without "!" and the trailing "/". git compares
+	// its wildcard-free prefix as a string and wildmatches only the rest,
 	// which is not always the same as matching the whole: "/a**/b"
 	// matches "ab" because "**/b" then starts the pattern.
-	literal int
-	line    int
+	wildmatch.Pattern
+	negative  bool // "!pattern": re-include
+	mustBeDir bool // "pattern/": directories only
+	line      int
 }
 
 // List is the rules of one file, in file order. Base is the directory
@@ -102,15 +102,7 @@ func parsePattern(s string) (pattern, bool) {
 	if s == "" {
 		return p, false // matches nothing in git either
 	}
-	p.basename = !strings.Contains(s, "/")
-	p.text = s
-	p.literal = len(s)
-	for i := 0; i < len(s); i++ {
-		if isGlobSpecial(s[i]) {
-			p.literal = i
-			break
-		}
-	}
+	p.Pattern = wildmatch.NewPattern(s)
 	return p, true
 }
 
@@ -120,35 +112,7 @@ func (p *pattern) match(base, path, name string, isDir bool) bool {
 	if p.mustBeDir && !isDir {
 		return false
 	}
-	if p.basename {
-		if p.literal == len(p.text) {
-			return name == p.text
-		}
-		return wildmatch(p.text, name, false)
-	}
-	// match_pathname: anchored at base; a leading slash only anchors,
-	// which every pattern with a slash is.
-	rel := path
-	if base != "" {
-		if !strings.HasPrefix(path, base+"/") {
-			return false
-		}
-		rel = path[len(base)+1:]
-	}
-	text, literal := p.text, p.literal
-	if text[0] == '/' {
-		text, literal = text[1:], literal-1
-	}
-	if literal > 0 {
-		if !strings.HasPrefix(rel, text[:literal]) {
-			return false
-		}
-		text, rel = text[literal:], rel[literal:]
-		if text == "" && rel == "" {
-			return true
-		}
-	}
-	return wildmatch(text, rel, true)
+	return p.Pattern.Match(base, path, name)
 }
 
 // last is the list's last rule matching path, or nil: later lines win.

@@ -1,11 +1,13 @@
-package gitattr
-
-import "strings"
-
-// git's wildmatch.c (git 2.39), ported, with indices for pointers (0 past
-// the end stands for C's terminating NUL).
+// Package wildmatch is git's wildmatch.c (git 2.39), ported, with indices
+// for pointers (0 past the end stands for C's terminating NUL): the matcher
+// behind every gitattributes and gitignore pattern (internal/gitattr,
+// internal/ignore), so that corner cases agree with git rather than with
+// path.Match: "**" spans directories only as a whole component, "[!x]" and
+// "[^x]" both negate, POSIX classes like "[[:digit:]]" work, and a
+// malformed class fails the match instead of returning an error.
 //
-// Why a port and not go-git's plumbing/format/gitattributes matcher: that
+// Why a port and not go-git's matchers. gitattributes: go-git's
+// plumbing/format/gitattributes matcher
 // one matches each path component with path/filepath.Match, which agrees
 // with git check-attr on anchoring, "**" and escapes but not on bracket
 // expressions. Measured with TestAttributeValuesMatchCheckAttr (66 paths),
@@ -15,11 +17,18 @@ import "strings"
 // pattern never matches. A bracket pattern needs the port anyway, and one
 // matcher for every line keeps the lines' precedence exact, so the port
 // serves all patterns. (go-git also splits the path on every match, and
-// this lookup allocates nothing.)
+// this lookup allocates nothing.) gitignore: go-git's
+// plumbing/format/gitignore differs from git check-ignore in six ways that
+// internal/ignore's TestGoGitMatcherDiffersFromGit shows (among them "**"
+// inside a component, backtracking on "**/", "[!x]").
+package wildmatch
 
-// wildmatch is git's wildmatch (without WM_CASEFOLD); pathname is
-// WM_PATHNAME ('*' and '?' do not match '/', "**/" matches directories).
-func wildmatch(pattern, text string, pathname bool) bool {
+import "strings"
+
+// Match is git's wildmatch (without WM_CASEFOLD); pathname is
+// WM_PATHNAME ('*', '?' and classes do not match '/', "**/" matches
+// directories).
+func Match(pattern, text string, pathname bool) bool {
 	return dowild(pattern, text, pathname) == wmMatch
 }
 
@@ -269,4 +278,76 @@ func charClass(class string, c byte) (in, known bool) {
 		return false, false
 	}
 	return f(c), true
+}
+
+// simpleLength is git's simple_length (dir.c): how many leading bytes of
+// pattern hold no wildcard, the part git compares as plain text before it
+// wildmatches the rest (so that "/a**/[ab]" matches "ab", as git does).
+func simpleLength(pattern string) int {
+	for i := 0; i < len(pattern); i++ {
+		if isGlobSpecial(pattern[i]) {
+			return i
+		}
+	}
+	return len(pattern)
+}
+
+// Pattern is one gitignore or gitattributes pattern as dir.c keeps it
+// (parse_path_pattern), after the caller has taken off what its file kind
+// adds ("!" and a trailing "/" for gitignore): both files match a path the
+// same way, with match_basename and match_pathname.
+type Pattern struct {
+	Text string
+	// Basename: no "/" in the pattern, so it matches the last component at
+	// any depth (PATTERN_FLAG_NODIR).
+	Basename bool
+	// prefix is the wildcard-free leading length (nowildcardlen); endsWith
+	// is "*literal" (PATTERN_FLAG_ENDSWITH), a suffix test.
+	prefix   int
+	endsWith bool
+}
+
+// NewPattern is text as a pattern.
+func NewPattern(text string) Pattern {
+	p := Pattern{Text: text, Basename: !strings.Contains(text, "/"), prefix: simpleLength(text)}
+	p.endsWith = strings.HasPrefix(text, "*") && simpleLength(text[1:]) == len(text)-1
+	return p
+}
+
+// Match is path_matches: whether p, from the rules file of directory dir
+// ("" the top), matches path (relative to the top), whose last component
+// is name.
+func (p Pattern) Match(dir, path, name string) bool {
+	if p.Basename {
+		switch {
+		case p.prefix == len(p.Text):
+			return name == p.Text
+		case p.endsWith:
+			return strings.HasSuffix(name, p.Text[1:])
+		}
+		return Match(p.Text, name, false)
+	}
+	// match_pathname: the pattern is relative to dir, and a leading "/"
+	// only anchors, which every pattern with a slash is.
+	pat, prefix := p.Text, p.prefix
+	if pat[0] == '/' {
+		pat, prefix = pat[1:], prefix-1
+	}
+	if len(path) < len(dir)+1 || (dir != "" && path[len(dir)] != '/') || path[:len(dir)] != dir {
+		return false
+	}
+	rel := path
+	if dir != "" {
+		rel = path[len(dir)+1:]
+	}
+	if prefix > 0 {
+		if prefix > len(rel) || pat[:prefix] != rel[:prefix] {
+			return false
+		}
+		pat, rel = pat[prefix:], rel[prefix:]
+		if pat == "" && rel == "" {
+			return true
+		}
+	}
+	return Match(pat, rel, true)
 }
