@@ -7,13 +7,9 @@ import "github.com/gitnfs/gitnfs/vfs"
 // settable times and nanosecond timestamps.
 
 func onFsstat(s *view, c *call, d *decoder, e *encoder) uint32 {
-	h := handleArg(d)
-	if d.err != nil {
-		return statusGarbageArgs
-	}
-	n, err := s.resolve(h)
-	if err != nil {
-		return s.failWithAttr(e, s.status(err, c, ""), nil)
+	n, status := s.objectArg(c, d, e)
+	if status != nfsOK {
+		return status
 	}
 	// Nothing is free on a read-only export; the totals are not known
 	// without walking the whole tree, which df is not worth. An immutable
@@ -23,6 +19,7 @@ func onFsstat(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if s.writable != nil {
 		invarsec = 0
 		if s.statfs != nil {
+			var err error
 			if st, err = s.statfs.StatFS(); err != nil {
 				return s.failWithAttr(e, s.status(err, c, n.Path), &n)
 			}
@@ -49,13 +46,9 @@ const (
 )
 
 func onFsinfo(s *view, c *call, d *decoder, e *encoder) uint32 {
-	h := handleArg(d)
-	if d.err != nil {
-		return statusGarbageArgs
-	}
-	n, err := s.resolve(h)
-	if err != nil {
-		return s.failWithAttr(e, s.status(err, c, ""), nil)
+	n, st := s.objectArg(c, d, e)
+	if st != nfsOK {
+		return st
 	}
 	// git times have one-second resolution; overlay files keep nanoseconds.
 	deltaSec, deltaNsec, props := uint32(1), uint32(0), uint32(fsfSymlink|fsfHomogeneous)
@@ -83,13 +76,9 @@ func onFsinfo(s *view, c *call, d *decoder, e *encoder) uint32 {
 const maxLinks = 65000
 
 func onPathconf(s *view, c *call, d *decoder, e *encoder) uint32 {
-	h := handleArg(d)
-	if d.err != nil {
-		return statusGarbageArgs
-	}
-	n, err := s.resolve(h)
-	if err != nil {
-		return s.failWithAttr(e, s.status(err, c, ""), nil)
+	n, st := s.objectArg(c, d, e)
+	if st != nfsOK {
+		return st
 	}
 	linkmax := uint32(1)
 	if s.writable != nil {

@@ -8,13 +8,9 @@ func onMknod(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if d.err != nil {
 		return statusGarbageArgs
 	}
-	dir, st := s.resolveDir(h, c)
+	dir, pre, st := s.dirop(e, c, h, name, nameNew)
 	if st != nfsOK {
-		return s.failDirop(e, st, dir)
-	}
-	pre := s.preOp(&dir)
-	if st := checkName(name, nameNew); st != nfsOK {
-		return s.failWcc(e, st, pre, &dir)
+		return st
 	}
 	return s.failWcc(e, nfsErrNotSupp, pre, &dir)
 }

@@ -11,13 +11,9 @@ func removeEntry(s *view, c *call, d *decoder, e *encoder, use nameUse) uint32 {
 	if d.err != nil {
 		return statusGarbageArgs
 	}
-	dir, st := s.resolveDir(h, c)
+	dir, pre, st := s.dirop(e, c, h, name, use)
 	if st != nfsOK {
-		return s.failDirop(e, st, dir)
-	}
-	pre := s.preOp(&dir)
-	if st := checkName(name, use); st != nfsOK {
-		return s.failWcc(e, st, pre, &dir)
+		return st
 	}
 	w := s.writable
 	var err error
@@ -27,7 +23,7 @@ func removeEntry(s *view, c *call, d *decoder, e *encoder, use nameUse) uint32 {
 		err = w.Remove(dir, string(name))
 	}
 	if err != nil {
-		return s.failWcc(e, s.writeStatusOf(err, c, join(dir.Path, string(name))), pre, &dir)
+		return s.failWrite(e, c, err, pre, dir, name)
 	}
 	e.uint32(nfsOK)
 	s.putWcc(e, pre, &dir)

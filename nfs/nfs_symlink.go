@@ -9,13 +9,9 @@ func onSymlink(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if d.err != nil {
 		return statusGarbageArgs
 	}
-	dir, st := s.resolveDir(h, c)
+	dir, pre, st := s.dirop(e, c, h, name, nameNew)
 	if st != nfsOK {
-		return s.failDirop(e, st, dir)
-	}
-	pre := s.preOp(&dir)
-	if st := checkName(name, nameNew); st != nfsOK {
-		return s.failWcc(e, st, pre, &dir)
+		return st
 	}
 	switch {
 	case len(target) > maxSymlink:
@@ -26,7 +22,7 @@ func onSymlink(s *view, c *call, d *decoder, e *encoder) uint32 {
 	}
 	n, err := s.writable.Symlink(dir, string(name), string(target), attr)
 	if err != nil {
-		return s.failWcc(e, s.writeStatusOf(err, c, join(dir.Path, string(name))), pre, &dir)
+		return s.failWrite(e, c, err, pre, dir, name)
 	}
 	return s.created(e, n, pre, dir)
 }
