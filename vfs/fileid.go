@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -92,4 +93,32 @@ func (l *LongPaths) Path(id uint64, walkAll func() error) (string, error) {
 		return p.(string), nil
 	}
 	return "", fmt.Errorf("fileid %#x: %w", id, ErrStale)
+}
+
+// Resolve is IDResolver.ResolveID for an FS that notes its long paths in
+// l: the path of id (walking the tree once if need be), then fs.Resolve.
+func (l *LongPaths) Resolve(fs FS, id uint64, walkAll func() error) (Node, error) {
+	p, err := l.Path(id, walkAll)
+	if err != nil {
+		return Node{}, err
+	}
+	return fs.Resolve(p)
+}
+
+// Walk finds path in fs by a Lookup per component from the root: the walk
+// a client's LOOKUPs make, for an FS whose nodes are only known through
+// their parents (a merge decides a directory when it is entered, an
+// overlay's names live in its own records).
+func Walk(fs FS, path string) (Node, error) {
+	n := fs.Root()
+	for _, name := range strings.Split(path, "/") {
+		if name == "" {
+			continue
+		}
+		var err error
+		if n, err = fs.Lookup(n, name); err != nil {
+			return Node{}, err
+		}
+	}
+	return n, nil
 }

@@ -70,13 +70,7 @@ func (f *FS) Resolve(path string) (vfs.Node, error) {
 }
 
 // ResolveID implements vfs.FS.
-func (f *FS) ResolveID(id uint64) (vfs.Node, error) {
-	p, err := f.longPaths.Path(id, f.walkAll)
-	if err != nil {
-		return vfs.Node{}, err
-	}
-	return f.Resolve(p)
-}
+func (f *FS) ResolveID(id uint64) (vfs.Node, error) { return f.longPaths.Resolve(f, id, f.walkAll) }
 
 // walkAll notes every long path of the tree: the price of resolving, after a
 // restart, a handle that could not carry its path.

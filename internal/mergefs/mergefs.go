@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sort"
-	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -143,27 +142,11 @@ func (f *FS) mergedFile(n vfs.Node) (*mergeort.File, error) {
 // on the way (the walk a client's LOOKUPs would have caused).
 func (f *FS) Resolve(path string) (vfs.Node, error) {
 	f.store.Stats().HandlesResolved.Add(1)
-	n := f.root
-	for _, name := range strings.Split(path, "/") {
-		if name == "" {
-			continue
-		}
-		var err error
-		if n, err = f.Lookup(n, name); err != nil {
-			return vfs.Node{}, err
-		}
-	}
-	return n, nil
+	return vfs.Walk(f, path)
 }
 
 // ResolveID implements vfs.FS.
-func (f *FS) ResolveID(id uint64) (vfs.Node, error) {
-	p, err := f.longPaths.Path(id, f.walkAll)
-	if err != nil {
-		return vfs.Node{}, err
-	}
-	return f.Resolve(p)
-}
+func (f *FS) ResolveID(id uint64) (vfs.Node, error) { return f.longPaths.Resolve(f, id, f.walkAll) }
 
 // walkAll walks the whole merged tree once (names only: no content merge);
 // every node it hands out notes its long path.

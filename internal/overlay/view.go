@@ -113,22 +113,7 @@ func (f *FS) Root() vfs.Node {
 }
 
 // Resolve implements vfs.FS: a path of the merged view.
-func (f *FS) Resolve(path string) (vfs.Node, error) {
-	n := f.Root()
-	if path == "" {
-		return n, nil
-	}
-	for _, name := range strings.Split(path, "/") {
-		if name == "" {
-			continue
-		}
-		var err error
-		if n, err = f.Lookup(n, name); err != nil {
-			return vfs.Node{}, err
-		}
-	}
-	return n, nil
-}
+func (f *FS) Resolve(path string) (vfs.Node, error) { return vfs.Walk(f, path) }
 
 // ResolveOrigin implements vfs.Writable: the tracked file that had this
 // base path, wherever it is now.
