@@ -356,19 +356,7 @@ func (s *server) stop() {
 }
 
 // dialWhenUp retries until the server accepts, for at most 30 s.
-func dialWhenUp(addr string) (*nfsclient.Client, error) {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := nfsclient.Dial(addr)
-		if err == nil {
-			return c, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, err
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+func dialWhenUp(addr string) (*nfsclient.Client, error) { return nfsclient.DialWhenUp(addr, 30*time.Second) }
 
 // dialLookup connects to a server coming up, mounts its root and looks up
 // name there.

@@ -84,6 +84,19 @@ func Dial(addr string) (*Client, error) {
 	return &Client{conn: c, r: bufio.NewReader(c), xid: 0x1000, Flavor: 1}, nil
 }
 
+// DialWhenUp is Dial retried every millisecond until the server accepts or
+// wait has passed: for a server process just started.
+func DialWhenUp(addr string, wait time.Duration) (*Client, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		c, err := Dial(addr)
+		if err == nil || time.Now().After(deadline) {
+			return c, err
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
 

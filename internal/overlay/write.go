@@ -281,28 +281,17 @@ func (f *FS) Create(dir vfs.Node, name string, how vfs.CreateHow, attr vfs.SetAt
 
 // Mkdir implements vfs.Writable.
 func (f *FS) Mkdir(dir vfs.Node, name string, attr vfs.SetAttr) (vfs.Node, error) {
-	var out vfs.Node
-	err := f.mutate(func(tx *txn) error {
-		d, dpath, err := tx.dirOf(dir)
-		if err != nil {
-			return err
-		}
-		if _, _, ok, err := tx.exists(d, dpath, name); err != nil {
-			return err
-		} else if ok {
-			return fmt.Errorf("%s: %w", join(dpath, name), vfs.ErrExist)
-		}
-		ino := tx.newInode(vfs.Dir, attr, 0o755)
-		tx.put(ino)
-		tx.link(d, name, ino)
-		out = f.nodeOf(ino, join(dpath, name))
-		return nil
-	})
-	return out, err
+	return f.makeNew(dir, name, vfs.Dir, attr, 0o755, "")
 }
 
 // Symlink implements vfs.Writable.
 func (f *FS) Symlink(dir vfs.Node, name, target string, attr vfs.SetAttr) (vfs.Node, error) {
+	return f.makeNew(dir, name, vfs.Lnk, attr, 0o777, target)
+}
+
+// makeNew is MKDIR and SYMLINK: a new inode of type t under a name that
+// must not exist yet (a symlink's target set).
+func (f *FS) makeNew(dir vfs.Node, name string, t vfs.Type, attr vfs.SetAttr, defMode uint32, target string) (vfs.Node, error) {
 	var out vfs.Node
 	err := f.mutate(func(tx *txn) error {
 		d, dpath, err := tx.dirOf(dir)
@@ -314,7 +303,7 @@ func (f *FS) Symlink(dir vfs.Node, name, target string, attr vfs.SetAttr) (vfs.N
 		} else if ok {
 			return fmt.Errorf("%s: %w", join(dpath, name), vfs.ErrExist)
 		}
-		ino := tx.newInode(vfs.Lnk, attr, 0o777)
+		ino := tx.newInode(t, attr, defMode)
 		ino.target = target
 		tx.put(ino)
 		tx.link(d, name, ino)
