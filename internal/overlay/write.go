@@ -339,20 +339,10 @@ func (f *FS) Link(file, dir vfs.Node, name string) error {
 
 // Remove implements vfs.Writable.
 func (f *FS) Remove(dir vfs.Node, name string) error {
-	return f.mutate(func(tx *txn) error {
-		d, dpath, err := tx.dirOf(dir)
-		if err != nil {
-			return err
-		}
-		n, c, err := f.childLocked(d, dpath, name)
-		if err != nil {
-			return err
-		}
+	return f.removeChild(dir, name, func(n vfs.Node, _ *inode) error {
 		if n.Type == vfs.Dir {
 			return fmt.Errorf("%s: %w", n.Path, vfs.ErrIsDir)
 		}
-		tx.unlink(d, name, n.ID)
-		tx.drop(c)
 		return nil
 	})
 }
@@ -376,15 +366,7 @@ func (f *FS) emptyLocked(n vfs.Node, c *inode) (bool, error) {
 
 // Rmdir implements vfs.Writable.
 func (f *FS) Rmdir(dir vfs.Node, name string) error {
-	return f.mutate(func(tx *txn) error {
-		d, dpath, err := tx.dirOf(dir)
-		if err != nil {
-			return err
-		}
-		n, c, err := f.childLocked(d, dpath, name)
-		if err != nil {
-			return err
-		}
+	return f.removeChild(dir, name, func(n vfs.Node, c *inode) error {
 		if n.Type != vfs.Dir {
 			return notDir(n.Path)
 		}
@@ -394,6 +376,25 @@ func (f *FS) Rmdir(dir vfs.Node, name string) error {
 		}
 		if !empty {
 			return fmt.Errorf("%s: %w", n.Path, vfs.ErrNotEmpty)
+		}
+		return nil
+	})
+}
+
+// removeChild is REMOVE and RMDIR: name goes from dir unless allowed (each
+// one's type checks) refuses.
+func (f *FS) removeChild(dir vfs.Node, name string, allowed func(n vfs.Node, c *inode) error) error {
+	return f.mutate(func(tx *txn) error {
+		d, dpath, err := tx.dirOf(dir)
+		if err != nil {
+			return err
+		}
+		n, c, err := f.childLocked(d, dpath, name)
+		if err != nil {
+			return err
+		}
+		if err := allowed(n, c); err != nil {
+			return err
 		}
 		tx.unlink(d, name, n.ID)
 		tx.drop(c)
