@@ -356,7 +356,9 @@ func (s *server) stop() {
 }
 
 // dialWhenUp retries until the server accepts, for at most 30 s.
-func dialWhenUp(addr string) (*nfsclient.Client, error) { return nfsclient.DialWhenUp(addr, 30*time.Second) }
+func dialWhenUp(addr string) (*nfsclient.Client, error) {
+	return nfsclient.DialWhenUp(addr, 30*time.Second)
+}
 
 // dialLookup connects to a server coming up, mounts its root and looks up
 // name there.

@@ -148,7 +148,9 @@ func run(addr, proc, name string, depth, n, warm int, limit time.Duration, pid i
 }
 
 // dialWhenUp retries until the server accepts, for at most 30 s.
-func dialWhenUp(addr string) (*nfsclient.Client, error) { return nfsclient.DialWhenUp(addr, 30*time.Second) }
+func dialWhenUp(addr string) (*nfsclient.Client, error) {
+	return nfsclient.DialWhenUp(addr, 30*time.Second)
+}
 
 // callTemplate is one record-marked NFSv3 call with AUTH_SYS credentials of
 // root, as the kernel client sends them; its xid (bytes 4-8) is patched
