@@ -16,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/gitnfs/gitnfs/tree/packfile"
 )
 
 // backend is one object store: the repository's own, or an alternate.
@@ -24,6 +26,8 @@ type backend struct {
 	fs     *filesystem.Storage // nil unless on disk
 	objDir string              // "" unless on disk: loose objects live here
 	packs  string              // packFingerprint at the last (re)index; guarded by Store.mu
+	// mapped reads packed objects without Store.mu (nil for memory storage).
+	mapped *packfile.Packs
 }
 
 // locked runs fn with the storage mutex held and turns a panic inside
@@ -101,6 +105,18 @@ func (s *Store) reindexLocked() bool {
 // object cache it may consult has its own lock), which is why callers
 // read from it after s.mu is released.
 func (s *Store) openObject(h plumbing.Hash, want plumbing.ObjectType) (io.ReadCloser, int64, error) {
+	// Packed objects, nearly all of a cloned repository, are read from the
+	// mapped packs without the storage mutex: it serialised every read of
+	// every client (8 readers of big delta blobs got no more than one).
+	if r, err := s.openMapped(h); err != nil {
+		return nil, 0, fmt.Errorf("%s %s: %w", want, h, err)
+	} else if r != nil {
+		if r.Type != want {
+			r.Close()
+			return nil, 0, fmt.Errorf("%s %s: object is a %s, not a %s", want, h, r.Type, want)
+		}
+		return r, r.Size, nil
+	}
 	var rc io.ReadCloser
 	var size int64
 	err := s.locked("open "+h.String(), func() error {
@@ -119,6 +135,37 @@ func (s *Store) openObject(h plumbing.Hash, want plumbing.ObjectType) (io.ReadCl
 		return nil, 0, fmt.Errorf("%s %s: %w", want, h, err)
 	}
 	return rc, size, nil
+}
+
+// openMapped opens h from the first backend's packs that hold it; nil,
+// nil when none does (a loose object, or memory storage: go-git reads
+// those). A miss re-scans the pack directories once, as git does, for a
+// repack that happened while we serve.
+func (s *Store) openMapped(h plumbing.Hash) (*packfile.Reader, error) {
+	for attempt := 0; attempt < 2; attempt++ {
+		changed := false
+		for _, b := range s.backends {
+			if b.mapped == nil {
+				continue
+			}
+			s.stats.ObjectReads.Add(1)
+			r, ok, err := b.mapped.Open(h, s.bases)
+			if err != nil || ok {
+				return r, err
+			}
+			if attempt == 0 {
+				c, err := b.mapped.Refresh()
+				if err != nil {
+					return nil, err
+				}
+				changed = changed || c
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	return nil, nil
 }
 
 // readObject returns the content of a small object (tree, commit, tag).

@@ -125,7 +125,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	log := cfg.log
 	census := stats.New()
-	store, err := tree.Open(f.repo, tree.Options{BlobCacheBytes: cfg.cacheBytes, Stats: &census.Internal})
+	store, err := tree.Open(f.repo, tree.Options{CacheBytes: cfg.cacheBytes, Stats: &census.Internal})
 	if err != nil {
 		return err
 	}

@@ -99,15 +99,17 @@ type Reader struct {
 	// Size and Type are the object's (a delta's: its result and its base's type).
 	Size int64
 	Type plumbing.ObjectType
-	// Resident is the memory the reader holds while open: a delta is
-	// resolved whole when opened, a base object streams from the pack.
-	Resident int64
+	resident int64
 
 	r     io.Reader
 	close func()
 }
 
 func (r *Reader) Read(p []byte) (int, error) { return r.r.Read(p) }
+
+// Resident is the memory the reader holds while open: a delta is resolved
+// whole when opened, a base object streams from the pack (0).
+func (r *Reader) Resident() int64 { return r.resident }
 
 // Close releases the reader; it is safe to call twice.
 func (r *Reader) Close() error {
@@ -146,7 +148,7 @@ func (p *Packs) Open(id plumbing.Hash, bases *Bases) (r *Reader, ok bool, err er
 	if err != nil {
 		return nil, false, fmt.Errorf("object %s: %w", id, err)
 	}
-	return &Reader{Size: int64(len(data)), Type: kind, Resident: int64(len(data)), r: bytes.NewReader(data)}, true, nil
+	return &Reader{Size: int64(len(data)), Type: kind, resident: int64(len(data)), r: bytes.NewReader(data)}, true, nil
 }
 
 // zlibReaders reuses inflaters: a fresh one allocates about 40 KiB of

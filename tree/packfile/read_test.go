@@ -141,7 +141,7 @@ func TestStreamOfARemovedPackIsAnError(t *testing.T) {
 	var big object
 	for _, o := range gitObjects(t, dir) {
 		if o.kind == "blob" && o.size >= bigFileThreshold {
-			if r, ok, err := p.Open(o.id, nil); err == nil && ok && r.Resident == 0 {
+			if r, ok, err := p.Open(o.id, nil); err == nil && ok && r.Resident() == 0 {
 				r.Close()
 				big = o
 				break
