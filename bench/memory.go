@@ -3,8 +3,8 @@ package main
 import (
 	"bufio"
 	"flag"
-	"io"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"

@@ -70,10 +70,10 @@ type Options struct {
 	Stats *stats.Internal
 
 	// Unexported knobs for tests (0 means the default).
-	wholeBlobMax     int64 // blobs up to this size are inflated whole and cached
-	treeCacheBytes   int64 // bound of the listing cache, replacing its share
-	streamHistory    int64
-	getenv           func(string) string // the environment config is read with; nil: os.Getenv
+	wholeBlobMax   int64 // blobs up to this size are inflated whole and cached
+	treeCacheBytes int64 // bound of the listing cache, replacing its share
+	streamHistory  int64
+	getenv         func(string) string // the environment config is read with; nil: os.Getenv
 }
 
 // Store is a read-only, concurrency-safe view of one repository's objects.

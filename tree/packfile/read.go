@@ -97,8 +97,8 @@ func (c *Bases) put(k baseKey, data []byte, kind plumbing.ObjectType) {
 // Reader is an open object: its bytes, inflated as they are read.
 type Reader struct {
 	// Size and Type are the object's (a delta's: its result and its base's type).
-	Size int64
-	Type plumbing.ObjectType
+	Size     int64
+	Type     plumbing.ObjectType
 	resident int64
 
 	r     io.Reader
