@@ -26,8 +26,8 @@ type backend struct {
 	fs     *filesystem.Storage // nil unless on disk
 	objDir string              // "" unless on disk: loose objects live here
 	packs  string              // packFingerprint at the last (re)index; guarded by Store.mu
-	// mapped reads packed objects without Store.mu (nil for memory storage).
-	mapped *packfile.Packs
+	// packed reads packed objects without Store.mu (nil for memory storage).
+	packed *packfile.Packs
 }
 
 // locked runs fn with the storage mutex held and turns a panic inside
@@ -145,16 +145,16 @@ func (s *Store) openMapped(h plumbing.Hash) (*packfile.Reader, error) {
 	for attempt := 0; attempt < 2; attempt++ {
 		changed := false
 		for _, b := range s.backends {
-			if b.mapped == nil {
+			if b.packed == nil {
 				continue
 			}
 			s.stats.ObjectReads.Add(1)
-			r, ok, err := b.mapped.Open(h, s.bases)
+			r, ok, err := b.packed.Open(h, s.bases)
 			if err != nil || ok {
 				return r, err
 			}
 			if attempt == 0 {
-				c, err := b.mapped.Refresh()
+				c, err := b.packed.Refresh()
 				if err != nil {
 					return nil, err
 				}

@@ -69,12 +69,12 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	primary := filesystem.NewStorageWithOptions(root, objCache, fsOpts)
 	objDir := filepath.Join(common, "objects")
-	mapped, err := packfile.Open(objDir)
+	packed, err := packfile.Open(objDir)
 	if err != nil {
 		_ = primary.Close()
 		return nil, fmt.Errorf("open %s: %w", abs, err)
 	}
-	backends := []*backend{{st: primary, fs: primary, objDir: objDir, packs: packFingerprint(objDir), mapped: mapped}}
+	backends := []*backend{{st: primary, fs: primary, objDir: objDir, packs: packFingerprint(objDir), packed: packed}}
 
 	// go-git only consults alternates in EncodedObject (not for sizes or
 	// prefixes), re-reads them on every miss and resolves relative entries
@@ -92,7 +92,7 @@ func Open(path string, opts Options) (*Store, error) {
 			_ = st.Close()
 			return nil, fmt.Errorf("open %s: alternate %s: %w", abs, dir, err)
 		}
-		backends = append(backends, &backend{st: st, fs: st, objDir: dir, packs: packFingerprint(dir), mapped: m})
+		backends = append(backends, &backend{st: st, fs: st, objDir: dir, packs: packFingerprint(dir), packed: m})
 	}
 
 	s := newStore(abs, canonical(objDir), backends, primary, opts)
@@ -106,8 +106,8 @@ func closeBackends(bs []*backend) {
 		if b.fs != nil {
 			_ = b.fs.Close()
 		}
-		if b.mapped != nil {
-			_ = b.mapped.Close()
+		if b.packed != nil {
+			_ = b.packed.Close()
 		}
 	}
 }

@@ -186,8 +186,8 @@ func (s *Store) Close() error {
 					first = err
 				}
 			}
-			if b.mapped != nil {
-				if err := b.mapped.Close(); err != nil && first == nil {
+			if b.packed != nil {
+				if err := b.packed.Close(); err != nil && first == nil {
 					first = err
 				}
 			}
