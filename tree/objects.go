@@ -156,6 +156,11 @@ func (s *Store) openObject(h plumbing.Hash, want plumbing.ObjectType) (io.ReadCl
 	return rc, size, nil
 }
 
+// releaseEvery is how many reads from the mapped packs pass between two
+// ReleasePages: on RIOT's 16k-file read, 4,096 keep the pack and index
+// pages resident at any time to a few MiB, for four page-table sweeps.
+const releaseEvery = 4096
+
 // openMapped opens h from the first backend's packs that hold it; nil,
 // nil when none does (a loose object, or memory storage: go-git reads
 // those). A miss re-scans the pack directories once, as git does, for a
@@ -168,6 +173,9 @@ func (s *Store) openMapped(h plumbing.Hash) (*packfile.Reader, error) {
 				continue
 			}
 			s.stats.ObjectReads.Add(1)
+			if s.mappedOpens.Add(1)%releaseEvery == 0 {
+				b.packed.ReleasePages()
+			}
 			r, ok, err := b.packed.Open(h, s.bases)
 			if err != nil || ok {
 				return r, err
