@@ -3,6 +3,7 @@ package tree
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -374,7 +375,10 @@ func (p *streamPool) held() int64 {
 func (p *streamPool) removeLocked(b *blobStream) {
 	for i, x := range p.streams {
 		if x == b {
-			p.streams = append(p.streams[:i], p.streams[i+1:]...)
+			// slices.Delete clears the vacated slot: append(s[:i], s[i+1:]...)
+			// left the last stream referenced past len, keeping its ring
+			// and a resolved delta alive (TestCachesStayInsideTheBudget).
+			p.streams = slices.Delete(p.streams, i, i+1)
 			break
 		}
 	}

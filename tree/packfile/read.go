@@ -322,6 +322,11 @@ func (p *Packs) resolve(pk *pack, off uint64, h objectHeader, bases *Bases) ([]b
 		if err != nil {
 			return nil, 0, fmt.Errorf("pack %s: delta at offset %d: %w", l.pk.name, l.off, err)
 		}
+		if cap(out) > len(out)+len(out)/16 {
+			// go-git grows its result by doubling: what is kept (cached,
+			// or held by a stream) should not carry up to twice its size.
+			out = slices.Clone(out)
+		}
 		base = out
 		if i > 0 && bases != nil {
 			bases.put(baseKey{l.pk, l.off}, base, kind)
