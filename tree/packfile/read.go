@@ -404,7 +404,6 @@ type packStream struct {
 	start    uint64 // pack offset of the zlib stream
 	released uint64 // bytes of it whose pages were let go
 	left     int64
-	done     bool
 }
 
 func (s *packStream) Read(b []byte) (int, error) {
