@@ -9,7 +9,9 @@
 // 4 sequential NFS READ of a 256 MiB blob vs `git cat-file`, and of 512 MiB;
 // 5 peak RSS after walking and reading a 100k-entry tree; 6 server CPU per
 // pipelined GETATTR and LOOKUP against the floor program (bench/floor,
-// driven by bench/loadgen). Row 1 (the kernel
+// driven by bench/loadgen); 8 peak RSS reading a delta-heavy repository
+// whole at two --cache-size values, and 8 concurrent readers of big delta
+// blobs against one (bench/memory.go). Row 1 (the kernel
 // client's RPC census against stock go-nfs) comes from `make e2e`; -kernel
 // includes its report.
 //
@@ -94,7 +96,7 @@ func run() error {
 	steps := []struct {
 		row string
 		fn  func(work, bin string) (section, figure, error)
-	}{{"2", rowCPU}, {"3", rowStart}, {"4", rowRead}, {"5", rowRSS}, {"6", rowPipeline}}
+	}{{"2", rowCPU}, {"3", rowStart}, {"4", rowRead}, {"5", rowRSS}, {"6", rowPipeline}, {"8", rowMemory}}
 	for _, s := range steps {
 		if !want[s.row] {
 			continue

@@ -32,7 +32,7 @@ import (
 // over 1 MiB are streamed) and the server's log captured.
 func serveLogged(t *testing.T, repo string) (*nfsclient.Client, []byte, *logBuf) {
 	t.Helper()
-	store, err := tree.Open(repo, tree.Options{BlobCacheBytes: 8 << 20})
+	store, err := tree.Open(repo, tree.Options{CacheBytes: 8 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

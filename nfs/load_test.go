@@ -159,7 +159,7 @@ func TestLoad(t *testing.T) {
 	t.Logf("fixture: %d files in %v", len(sizes), time.Since(start).Round(time.Millisecond))
 
 	census := stats.New()
-	store, err := tree.Open(repo, tree.Options{BlobCacheBytes: loadBlobCache, Stats: &census.Internal})
+	store, err := tree.Open(repo, tree.Options{CacheBytes: loadBlobCache, Stats: &census.Internal})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package tree
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -198,6 +199,10 @@ func (s *Store) wholeBlob(blob plumbing.Hash, size int64) ([]byte, error) {
 type streamPool struct {
 	max     int
 	history int64
+	// budget bounds the bytes idle streams keep (rings and resolved
+	// deltas): the pool closes the least recently used above it. Busy
+	// streams are never closed, so readers in flight may exceed it.
+	budget int64
 
 	mu      sync.Mutex
 	closed  bool
@@ -219,6 +224,9 @@ type blobStream struct {
 	mu   sync.Mutex
 	rc   io.ReadCloser
 	ring []byte
+	// cost is what the stream holds: its ring, and a delta's result,
+	// which tree/packfile resolves whole when it opens one.
+	cost int64
 	dead atomic.Bool
 	pos  atomic.Int64 // written under mu, read by the pool to pick a stream
 }
@@ -298,6 +306,10 @@ func (p *streamPool) open(s *Store, h plumbing.Hash, size int64) (*blobStream, e
 	}
 	s.stats.BlobStreamsOpened.Add(1)
 	b := &blobStream{hash: h, size: size, rc: rc, ring: make([]byte, min(p.history, size)), users: 1}
+	b.cost = int64(len(b.ring))
+	if r, ok := rc.(interface{ Resident() int64 }); ok {
+		b.cost += r.Resident()
+	}
 	b.mu.Lock()
 
 	p.mu.Lock()
@@ -329,7 +341,7 @@ func (p *streamPool) release(b *blobStream) {
 // streams are never closed under a reader; the pool may exceed its cap
 // while they finish.
 func (p *streamPool) trimLocked() {
-	for len(p.streams) > p.max {
+	for len(p.streams) > p.max || p.heldLocked() > p.budget {
 		var victim *blobStream
 		for _, b := range p.streams {
 			if b.users == 0 && (victim == nil || b.lastUse < victim.lastUse) {
@@ -343,11 +355,30 @@ func (p *streamPool) trimLocked() {
 	}
 }
 
+// heldLocked is the bytes the open streams hold.
+func (p *streamPool) heldLocked() int64 {
+	var n int64
+	for _, b := range p.streams {
+		n += b.cost
+	}
+	return n
+}
+
+// held is the bytes the open streams hold.
+func (p *streamPool) held() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.heldLocked()
+}
+
 // removeLocked drops an idle stream (users == 0, so nobody holds its mu).
 func (p *streamPool) removeLocked(b *blobStream) {
 	for i, x := range p.streams {
 		if x == b {
-			p.streams = append(p.streams[:i], p.streams[i+1:]...)
+			// slices.Delete clears the vacated slot: append(s[:i], s[i+1:]...)
+			// left the last stream referenced past len, keeping its ring
+			// and a resolved delta alive (TestCachesStayInsideTheBudget).
+			p.streams = slices.Delete(p.streams, i, i+1)
 			break
 		}
 	}

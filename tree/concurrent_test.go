@@ -43,7 +43,7 @@ func TestConcurrentReaders(t *testing.T) {
 		opts Options
 	}{
 		{"default", Options{}},
-		{"tiny caches", Options{BlobCacheBytes: 64 << 10, wholeBlobMax: 16 << 10, treeCacheEntries: 16, streamHistory: 64 << 10}},
+		{"tiny caches", Options{CacheBytes: 64 << 10, wholeBlobMax: 16 << 10, treeCacheBytes: 1024, streamHistory: 64 << 10}},
 	} {
 		t.Run(cfg.name, func(t *testing.T) {
 			s := openStore(t, dir, cfg.opts)

@@ -61,7 +61,7 @@ func (s *Store) Listing(tree plumbing.Hash) (*Listing, error) {
 			return nil, fmt.Errorf("tree %s: %w", tree, err)
 		}
 		s.stats.TreesDecoded.Add(1)
-		s.trees.put(tree, l, int64(len(l.Entries))+1)
+		s.trees.put(tree, l, listingCost(l))
 		return l, nil
 	})
 }

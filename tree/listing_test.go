@@ -127,7 +127,7 @@ func TestListingCached(t *testing.T) {
 	}
 
 	// A tiny cache evicts, and still answers correctly.
-	small := openStore(t, dir, Options{treeCacheEntries: 16})
+	small := openStore(t, dir, Options{treeCacheBytes: 1024})
 	trees := []plumbing.Hash{root, r.rev("HEAD:a"), r.rev("HEAD:deep"), r.rev("HEAD:deep/1"), r.rev("HEAD:bin")}
 	for i := 0; i < 3; i++ {
 		for _, h := range trees {

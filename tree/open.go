@@ -16,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+
+	"github.com/gitnfs/gitnfs/tree/packfile"
 )
 
 // maxAlternateDepth is git's own limit on chained alternates.
@@ -50,11 +52,13 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", abs, err)
 	}
 
-	// go-git's own object cache only speeds up delta bases here: decoded
-	// trees, sizes and inflated blobs have caches of their own above it.
-	// Its default 96 MiB (about twice that in real memory) took most of the
-	// 806 MiB peak RSS of a 100k-file walk and read (make bench, row 5).
-	objCache := cache.NewObjectLRU(16 * cache.MiByte)
+	// go-git's own object cache only serves loose objects now (packed ones
+	// are read by tree/packfile, with its own base cache): decoded trees,
+	// sizes and inflated blobs have caches of their own above it. Its
+	// default 96 MiB (about twice that in real memory) took most of the
+	// 806 MiB peak RSS of a 100k-file walk and read (make bench, row 5);
+	// it gets its share of the budget instead.
+	objCache := cache.NewObjectLRU(cache.FileSize(opts.budget().GoGit))
 	fsOpts := filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: goGitLargeObject}
 
 	// A linked worktree's gitdir holds only HEAD and per-worktree state;
@@ -65,24 +69,47 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	primary := filesystem.NewStorageWithOptions(root, objCache, fsOpts)
 	objDir := filepath.Join(common, "objects")
-	backends := []*backend{{st: primary, fs: primary, objDir: objDir, packs: packFingerprint(objDir)}}
+	packed, err := packfile.Open(objDir)
+	if err != nil {
+		_ = primary.Close()
+		return nil, fmt.Errorf("open %s: %w", abs, err)
+	}
+	backends := []*backend{{st: primary, fs: primary, objDir: objDir, packs: packFingerprint(objDir), packed: packed}}
 
 	// go-git only consults alternates in EncodedObject (not for sizes or
 	// prefixes), re-reads them on every miss and resolves relative entries
 	// against the wrong directory, so we chain alternate stores ourselves.
 	alts, err := alternates(objDir)
 	if err != nil {
-		_ = primary.Close()
+		closeBackends(backends)
 		return nil, fmt.Errorf("open %s: %w", abs, err)
 	}
 	for _, dir := range alts {
 		st := filesystem.NewStorageWithOptions(osfs.New(filepath.Dir(dir)), objCache, fsOpts)
-		backends = append(backends, &backend{st: st, fs: st, objDir: dir, packs: packFingerprint(dir)})
+		m, err := packfile.Open(dir)
+		if err != nil {
+			closeBackends(backends)
+			_ = st.Close()
+			return nil, fmt.Errorf("open %s: alternate %s: %w", abs, dir, err)
+		}
+		backends = append(backends, &backend{st: st, fs: st, objDir: dir, packs: packFingerprint(dir), packed: m})
 	}
 
 	s := newStore(abs, canonical(objDir), backends, primary, opts)
 	s.gitDir, s.config, s.configErr = common, cfg, cfgErr
 	return s, nil
+}
+
+// closeBackends releases what Open opened before it failed.
+func closeBackends(bs []*backend) {
+	for _, b := range bs {
+		if b.fs != nil {
+			_ = b.fs.Close()
+		}
+		if b.packed != nil {
+			_ = b.packed.Close()
+		}
+	}
 }
 
 // findGitDir returns the git directory for dir and its common directory

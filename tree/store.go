@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
@@ -11,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/gitnfs/gitnfs/stats"
+	"github.com/gitnfs/gitnfs/tree/packfile"
 )
 
 // ErrNotFound is returned (wrapped) when a path, object or revision does not exist.
@@ -44,32 +46,35 @@ func (objectNotFoundError) Is(target error) bool {
 
 // Defaults.
 const (
-	defaultBlobCacheBytes   = 256 << 20
-	defaultTreeCacheEntries = 4 << 20
-	maxWholeBlob            = 32 << 20
+	defaultCacheBytes = 256 << 20
+	maxWholeBlob      = 32 << 20
 	// Objects above this size come back from go-git as lazy streams with
 	// their own file descriptor, so their bytes are inflated outside the
 	// storage mutex and never land in go-git's object cache (we cache
 	// whole blobs ourselves).
 	goGitLargeObject = 1 << 20
 	maxStreams       = 8
-	// Each open stream remembers this many bytes behind its position, so
+	// Each open stream remembers up to this many bytes behind its
+	// position (less when the streams' share of the budget is smaller), so
 	// NFS readahead that arrives slightly out of order does not reopen it.
 	streamHistory = 4 << 20
 )
 
 // Options tune a Store. The zero value is usable.
 type Options struct {
-	// BlobCacheBytes bounds the inflated-blob cache. 0 means 256 MiB.
-	BlobCacheBytes int64
+	// CacheBytes bounds every byte of object data the store keeps in
+	// memory between requests: inflated blobs, decoded trees, delta bases,
+	// open streams and go-git's object cache, split as SplitBudget says.
+	// 0 means 256 MiB.
+	CacheBytes int64
 	// Stats receives internal work counters. nil means a private counter set.
 	Stats *stats.Internal
 
 	// Unexported knobs for tests (0 means the default).
-	wholeBlobMax     int64 // blobs up to this size are inflated whole and cached
-	treeCacheEntries int64 // bound of the listing cache, in entries
-	streamHistory    int64
-	getenv           func(string) string // the environment config is read with; nil: os.Getenv
+	wholeBlobMax   int64 // blobs up to this size are inflated whole and cached
+	treeCacheBytes int64 // bound of the listing cache, replacing its share
+	streamHistory  int64
+	getenv         func(string) string // the environment config is read with; nil: os.Getenv
 }
 
 // Store is a read-only, concurrency-safe view of one repository's objects.
@@ -91,6 +96,12 @@ type Store struct {
 	backends []*backend // the repository's own objects first, then alternates
 	refs     storer.ReferenceStorer
 
+	budget Budget
+	bases  *packfile.Bases // delta bases of reads from the mapped packs
+	// mappedOpens counts reads from the mapped packs, to let go of their
+	// pages now and then (openMapped).
+	mappedOpens atomic.Int64
+
 	trees      *shardedLRU[*Listing]
 	treeFlight flight[*Listing]
 
@@ -109,21 +120,14 @@ func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer,
 	if st == nil {
 		st = new(stats.Internal)
 	}
-	blobBytes := opts.BlobCacheBytes
-	if blobBytes <= 0 {
-		blobBytes = defaultBlobCacheBytes
-	}
+	budget := opts.budget()
 	whole := opts.wholeBlobMax
 	if whole <= 0 {
-		whole = min(blobBytes/8, maxWholeBlob)
-	}
-	treeEntries := opts.treeCacheEntries
-	if treeEntries <= 0 {
-		treeEntries = defaultTreeCacheEntries
+		whole = min(budget.Blobs/8, maxWholeBlob)
 	}
 	hist := opts.streamHistory
 	if hist <= 0 {
-		hist = streamHistory
+		hist = min(streamHistory, budget.Streams/maxStreams)
 	}
 	return &Store{
 		path:     path,
@@ -131,12 +135,30 @@ func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer,
 		stats:    st,
 		backends: backends,
 		refs:     refs,
-		trees:    newShardedLRU[*Listing](treeEntries),
+		budget:   budget,
+		bases:    packfile.NewBases(budget.DeltaBases),
+		trees:    newShardedLRU[*Listing](budget.Trees),
 		wholeMax: whole,
-		blobs:    newLRU[[]byte](blobBytes),
-		streams:  &streamPool{max: maxStreams, history: hist},
+		blobs:    newLRU[[]byte](budget.Blobs),
+		streams:  &streamPool{max: maxStreams, history: hist, budget: budget.Streams},
 	}
 }
+
+// budget splits CacheBytes (the test knob overriding the trees' share).
+func (o Options) budget() Budget {
+	total := o.CacheBytes
+	if total <= 0 {
+		total = defaultCacheBytes
+	}
+	b := SplitBudget(total)
+	if o.treeCacheBytes > 0 {
+		b.Trees = o.treeCacheBytes
+	}
+	return b
+}
+
+// Budget is how the store split Options.CacheBytes among its caches.
+func (s *Store) Budget() Budget { return s.budget }
 
 // NewStore wraps an existing storer (memory storage in tests).
 func NewStore(s storage.Storer, opts Options) *Store {
@@ -165,6 +187,11 @@ func (s *Store) Close() error {
 		for _, b := range s.backends {
 			if c, ok := b.st.(interface{ Close() error }); ok {
 				if err := c.Close(); err != nil && first == nil {
+					first = err
+				}
+			}
+			if b.packed != nil {
+				if err := b.packed.Close(); err != nil && first == nil {
 					first = err
 				}
 			}

@@ -26,6 +26,13 @@ const (
 	// so every READ of a small file inflates it again. A cache cannot be
 	// turned off, so 0 is refused rather than quietly meaning the default.
 	minCacheBytes = 1 << 20
+	// memoryHeadroom is what the Go soft memory limit allows on top of
+	// --cache-size: requests in flight (READ replies, a blob being
+	// inflated, a delta chain being resolved), the sizes and handle
+	// tables, and garbage between collections. The rest of the 64 MiB
+	// that --help promises is outside the Go heap: code, stacks, and pack
+	// and index pages mapped while being read.
+	memoryHeadroom = 40 << 20
 	// maxInFlightLimit: each slot is a channel slot made up front per
 	// connection (nfs.Server allocates them), so a huge value would cost
 	// memory before any request arrives; 4096 is 64x the default.
@@ -163,6 +170,20 @@ func ownerID(name string, v int) (uint32, error) {
 		return 0, fmt.Errorf("--%s %d: want a %s from 0 to %d", name, v, name, uint32(maxOwnerID))
 	}
 	return uint32(v), nil
+}
+
+// memoryLimit is the Go runtime's soft memory limit for a --cache-size:
+// the garbage collector works harder near it instead of letting the heap
+// double (GOGC=100), which is what took a whole-repository read to 2-5x
+// the cache size. A GOMEMLIMIT in the environment is the user's and wins.
+func memoryLimit(cacheBytes int64, getenv func(string) string) (limit int64, fromEnv bool) {
+	if getenv("GOMEMLIMIT") != "" {
+		return 0, true
+	}
+	if cacheBytes > math.MaxInt64-memoryHeadroom {
+		return math.MaxInt64, false
+	}
+	return cacheBytes + memoryHeadroom, false
 }
 
 // parseSizeFlag reads the size flag name, whose refusal suggests the flag's

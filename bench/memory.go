@@ -1,0 +1,343 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gitnfs/gitnfs/internal/nfsclient"
+)
+
+var riotRepo = flag.String("riot", "/work/riot.git", "row 8: a repository with real delta chains to read whole (a clone of github.com/RIOT-OS/RIOT); when missing, a generated one is used")
+
+// memBoundSlack is what --cache-size promises on top of itself: the Go
+// runtime, code, stacks, mapped pack pages and the garbage the soft
+// memory limit leaves (cmd/gitnfs --help says the same).
+const memBoundSlack = 64
+
+// rowMemory: peak RSS of reading every file of a delta-heavy repository at
+// two cache sizes against the bound, and 8 readers of 8 big delta blobs
+// against one, with GETATTR latency measured during the 8.
+func rowMemory(work, bin string) (section, figure, error) {
+	repo, what := *riotRepo, "RIOT-OS (a real history: deep delta chains, 16k files)"
+	if _, err := os.Stat(filepath.Join(repo, "objects")); err != nil {
+		gen, err := deltaRepo(work, 16000, 60)
+		if err != nil {
+			return section{}, figure{}, err
+		}
+		repo, what = gen, "generated (16,000 files, 60 commits rewriting them, repacked --depth=50 --window=250)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Every file of %s read to EOF through one connection (READDIRPLUS walk, 1 MiB READs). Peak RSS is the server's VmHWM; the bound is --cache-size + %d MiB.\n\n", what, memBoundSlack)
+	b.WriteString("| --cache-size | files | bytes | time | peak RSS | bound | within |\n|---|---|---|---|---|---|---|\n")
+	var atDefault float64
+	for _, mib := range []int{32, 256} {
+		r, err := readEverything(bin, repo, fmt.Sprintf("%dMiB", mib))
+		if err != nil {
+			return section{}, figure{}, err
+		}
+		bound := float64(mib + memBoundSlack)
+		fmt.Fprintf(&b, "| %d MiB | %d | %d | %v | %.1f MiB | %.0f MiB | %v |\n", mib, r.files, r.bytes, r.elapsed.Round(time.Millisecond), r.hwmMiB, bound, r.hwmMiB <= bound)
+		atDefault = r.hwmMiB
+	}
+	conc, err := concurrentReads(work, bin)
+	if err != nil {
+		return section{}, figure{}, err
+	}
+	b.WriteString("\n" + conc)
+	fmt.Fprintf(&b, "\nReproduce: `go run ./bench -rows 8 [-riot PATH]`.\n")
+	return section{"8. Memory inside --cache-size; concurrent reads of big delta blobs", b.String()},
+		figure{"peak RSS at the default cache size", atDefault, "MiB"}, nil
+}
+
+type readResult struct {
+	files, bytes int
+	elapsed      time.Duration
+	hwmMiB       float64
+}
+
+// readEverything serves repo with the given --cache-size and reads every
+// regular file to EOF.
+func readEverything(bin, repo, cacheSize string) (readResult, error) {
+	var r readResult
+	s, err := startServer(bin, repo, "--cache-size", cacheSize)
+	if err != nil {
+		return r, err
+	}
+	defer s.stop()
+	c, err := dialWhenUp(s.addr)
+	if err != nil {
+		return r, err
+	}
+	defer c.Close()
+	root, err := c.Mount("/")
+	if err != nil {
+		return r, err
+	}
+	start := time.Now()
+	err = c.WalkPlus(root, 1<<20, func(path string, e nfsclient.Entry) error {
+		if e.Attr == nil || e.Attr.Type != 1 {
+			return nil
+		}
+		data, err := c.ReadAll(e.Handle, 1<<20)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		r.files++
+		r.bytes += len(data)
+		return nil
+	})
+	if err != nil {
+		return r, err
+	}
+	r.elapsed = time.Since(start)
+	r.hwmMiB, err = vmHWM(s.cmd.Process.Pid)
+	return r, err
+}
+
+func vmHWM(pid int) (float64, error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	m := regexp.MustCompile(`VmHWM:\s+(\d+) kB`).FindSubmatch(status)
+	if m == nil {
+		return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+	}
+	kb, _ := strconv.Atoi(string(m[1]))
+	return float64(kb) / 1024, nil
+}
+
+// deltaRepo writes a repository of files files rewritten over commits
+// commits (a few lines each time), repacked as git packs a real history.
+func deltaRepo(work string, files, commits int) (string, error) {
+	dir := filepath.Join(work, fmt.Sprintf("delta-%d-%d", files, commits))
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	if _, err := git("", nil, "init", "-q", "--bare", dir); err != nil {
+		return "", err
+	}
+	return dir, fastImport(dir, []string{"repack", "-adfq", "--depth=50", "--window=250"}, func(in io.Writer) {
+		writeDeltaHistory(in, files, commits)
+	})
+}
+
+func writeDeltaHistory(in io.Writer, files, commits int) {
+	for c := 0; c < commits; c++ {
+		fmt.Fprintf(in, "commit refs/heads/main\ncommitter b <b@x> %d +0000\ndata 2\nc\n", 1700000000+c)
+		for f := 0; f < files; f++ {
+			// Every file changes in one commit of ten; each version keeps
+			// most lines of the last, so git stores it as a delta.
+			if c > 0 && (f+c)%10 != 0 {
+				continue
+			}
+			var body strings.Builder
+			for l := 0; l < 40; l++ {
+				fmt.Fprintf(&body, "file %d line %d: revision %d of this line\n", f, l, c/(1+l%7))
+			}
+			fmt.Fprintf(in, "M 100644 inline d%03d/f%05d.c\ndata %d\n%s\n", f/1000, f, body.Len(), body.String())
+		}
+	}
+}
+
+// fastImport feeds what write writes to git fast-import in dir, streamed
+// (the histories here are hundreds of MiB), then runs git with repack.
+func fastImport(dir string, repack []string, write func(io.Writer)) error {
+	pr, pw := io.Pipe()
+	go func() {
+		bw := bufio.NewWriterSize(pw, 1<<20)
+		write(bw)
+		pw.CloseWithError(bw.Flush())
+	}()
+	_, err := git(dir, pr, "fast-import", "--quiet")
+	pr.CloseWithError(io.ErrClosedPipe) // unblocks the writer if fast-import failed
+	if err != nil {
+		return err
+	}
+	_, err = git(dir, nil, repack...)
+	return err
+}
+
+// bigDeltaRepo writes 8 big files, each rewritten over 12 commits that
+// drop a few lines, so HEAD's version is the smallest and git packs it as
+// a delta against an older one (git deltas smaller objects against bigger).
+func bigDeltaRepo(work string) (string, error) {
+	dir := filepath.Join(work, "bigdelta")
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	if _, err := git("", nil, "init", "-q", "--bare", dir); err != nil {
+		return "", err
+	}
+	// A small window: 8 files of 12 versions need no more, and 250 took a
+	// gigabyte of memory over objects this size.
+	return dir, fastImport(dir, []string{"repack", "-adfq", "--depth=50", "--window=20"}, writeBigHistory)
+}
+
+func writeBigHistory(in io.Writer) {
+	const lines = 100000 // about 5 MiB a file
+	for c := 0; c < 12; c++ {
+		fmt.Fprintf(in, "commit refs/heads/main\ncommitter b <b@x> %d +0000\ndata 2\nc\n", 1700000000+c)
+		for f := 0; f < 8; f++ {
+			var body strings.Builder
+			for l := 0; l < lines-c*500; l++ {
+				fmt.Fprintf(&body, "big file %d, line %07d, a line of text %x\n", f, l, (l*2654435761+f)&0xffffff)
+			}
+			fmt.Fprintf(in, "M 100644 inline big%d.txt\ndata %d\n%s\n", f, body.Len(), body.String())
+		}
+	}
+}
+
+// concurrentReads reads the 8 big delta blobs with 1 client and with 8
+// (one blob each), each round on a fresh server so nothing is cached, and
+// times GETATTRs sent on their own connection during the 8.
+func concurrentReads(work, bin string) (string, error) {
+	repo, err := bigDeltaRepo(work)
+	if err != nil {
+		return "", err
+	}
+	deltas, err := git(repo, nil, "cat-file", "--batch-check=%(objectname) %(deltabase)", "--batch-all-objects")
+	if err != nil {
+		return "", err
+	}
+	heads, err := git(repo, nil, "ls-tree", "main")
+	if err != nil {
+		return "", err
+	}
+	isDelta := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(deltas), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 2 && strings.Trim(f[1], "0") != "" {
+			isDelta[f[0]] = true
+		}
+	}
+	nDelta := 0
+	for _, l := range strings.Split(strings.TrimSpace(heads), "\n") {
+		if f := strings.Fields(l); len(f) >= 3 && isDelta[f[2]] {
+			nDelta++
+		}
+	}
+	const rounds = 3
+	var one, eight []float64
+	var lat []time.Duration
+	var total int64
+	for i := 0; i < rounds; i++ {
+		mbps, n, _, err := parallelRead(bin, repo, 1)
+		if err != nil {
+			return "", err
+		}
+		one, total = append(one, mbps), n
+		mbps, _, l, err := parallelRead(bin, repo, 8)
+		if err != nil {
+			return "", err
+		}
+		eight, lat = append(eight, mbps), append(lat, l...)
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	p99 := time.Duration(0)
+	if len(lat) > 0 {
+		p99 = lat[len(lat)*99/100]
+	}
+	m1, m8 := median(one), median(eight)
+	return fmt.Sprintf("8 files of about 5 MiB (%d bytes in all; %d of the 8 stored as deltas, 12 versions each), each read to EOF in 1 MiB READs on a fresh server: by one client one after another, and by 8 clients at once, one file each; median of %d rounds. Meanwhile a ninth connection sends one GETATTR of the root every 2 ms.\n\n| readers | aggregate MB/s | ratio |\n|---|---|---|\n| 1 | %.1f | 1 |\n| 8 | %.1f | **%.2fx** (goal: at least 1.5x) |\n\nGETATTR during the 8: %d calls, p99 **%v** (goal: at most 10 ms), max %v.\n",
+		total, nDelta, rounds, m1, m8, m8/m1, len(lat), p99.Round(10*time.Microsecond), lat[len(lat)-1].Round(10*time.Microsecond)), nil
+}
+
+// parallelRead reads big0..big7.txt with readers clients (1: all eight in
+// turn) and returns the aggregate throughput, the bytes read and, for
+// readers > 1, the latencies of GETATTRs sent meanwhile.
+func parallelRead(bin, repo string, readers int) (float64, int64, []time.Duration, error) {
+	s, err := startServer(bin, repo, "--rev", "main")
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	defer s.stop()
+	clients := make([]*nfsclient.Client, 8)
+	handles := make([][]byte, 8)
+	for i := range clients {
+		c, fh, err := dialLookup(s.addr, fmt.Sprintf("big%d.txt", i))
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		defer c.Close()
+		clients[i], handles[i] = c, fh
+	}
+	probe, err := dialWhenUp(s.addr)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	defer probe.Close()
+	probeRoot, err := probe.Mount("/")
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	var lat []time.Duration
+	stop := make(chan struct{})
+	probed := make(chan error, 1)
+	if readers > 1 {
+		go func() {
+			tick := time.NewTicker(2 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					probed <- nil
+					return
+				case <-tick.C:
+				}
+				t := time.Now()
+				if _, err := probe.Getattr(probeRoot); err != nil {
+					probed <- err
+					return
+				}
+				lat = append(lat, time.Since(t))
+			}
+		}()
+	}
+	var total int64
+	var mu sync.Mutex
+	var firstErr error
+	start := time.Now()
+	read := func(i int) {
+		data, err := clients[i].ReadAll(handles[i], 1<<20)
+		mu.Lock()
+		defer mu.Unlock()
+		total += int64(len(data))
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if readers == 1 {
+		for i := range clients {
+			read(i)
+		}
+	} else {
+		var wg sync.WaitGroup
+		for i := range clients {
+			wg.Add(1)
+			go func() { defer wg.Done(); read(i) }()
+		}
+		wg.Wait()
+	}
+	elapsed := time.Since(start)
+	if readers > 1 {
+		close(stop)
+		if err := <-probed; err != nil {
+			return 0, 0, nil, fmt.Errorf("getattr during reads: %w", err)
+		}
+	}
+	if firstErr != nil {
+		return 0, 0, nil, firstErr
+	}
+	return float64(total) / 1e6 / elapsed.Seconds(), total, lat, nil
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gitnfs/gitnfs/tree"
+)
+
+func TestMemoryLimitIsTheCacheSizePlusHeadroom(t *testing.T) {
+	none := func(string) string { return "" }
+	if got, env := memoryLimit(32<<20, none); env || got != 32<<20+memoryHeadroom {
+		t.Errorf("memoryLimit(32MiB) = %d, %v; want %d", got, env, 32<<20+memoryHeadroom)
+	}
+	if got, _ := memoryLimit(math.MaxInt64-1, none); got != math.MaxInt64 {
+		t.Errorf("memoryLimit(near MaxInt64) = %d; want it clamped, not wrapped", got)
+	}
+	env := func(k string) string {
+		if k == "GOMEMLIMIT" {
+			return "1GiB"
+		}
+		return ""
+	}
+	if _, fromEnv := memoryLimit(32<<20, env); !fromEnv {
+		t.Error("a GOMEMLIMIT in the environment was overridden")
+	}
+}
+
+// TestCacheSizeHelpStatesTheSplit keeps --help and tree.SplitBudget
+// saying the same thing.
+func TestCacheSizeHelpStatesTheSplit(t *testing.T) {
+	usage := newServe().Flags().Lookup("cache-size").Usage
+	const total = 1 << 30
+	b := tree.SplitBudget(total)
+	for _, share := range []struct {
+		what string
+		got  int64
+	}{
+		{"inflated blobs 1/2", b.Blobs}, {"decoded trees 1/4", b.Trees}, {"delta bases 1/8", b.DeltaBases},
+		{"open streams 1/16", b.Streams}, {"go-git's cache 1/16", b.GoGit},
+	} {
+		if !strings.Contains(usage, share.what) {
+			t.Errorf("--cache-size help does not say %q: %s", share.what, usage)
+			continue
+		}
+		var den int64
+		frac := share.what[strings.LastIndex(share.what, "/")+1:]
+		for _, c := range frac {
+			den = den*10 + int64(c-'0')
+		}
+		if share.got*den != total {
+			t.Errorf("%s: SplitBudget gives %d of %d", share.what, share.got, total)
+		}
+	}
+	if !strings.Contains(usage, "plus 40MiB") || memoryHeadroom != 40<<20 {
+		t.Errorf("--cache-size help and memoryHeadroom (%d) disagree: %s", memoryHeadroom, usage)
+	}
+}

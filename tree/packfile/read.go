@@ -1,0 +1,448 @@
+package packfile
+
+import (
+	"bytes"
+	"compress/zlib"
+	"container/list"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	gitpack "github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"golang.org/x/sys/unix"
+)
+
+// Reading, as opposed to sizing: an object's bytes inflated straight from
+// the mapped pack, with delta chains resolved through a bounded cache of
+// bases (git's delta_base_cache). Nothing here holds a lock across calls
+// but the shared side of Packs.mu, so readers of different objects never
+// wait for each other; go-git's storage needs one mutex around all of them.
+
+// maxDeflateRatio bounds how much a deflate stream can expand (RFC 1951:
+// 258 bytes per 2 bits at best, 1032:1). A header that claims more than
+// the compressed bytes left could produce is corrupt, and is refused
+// before anything that size is allocated.
+const maxDeflateRatio = 1032
+
+// inflateSlice is how much inflate decodes between two yields.
+const inflateSlice = 256 << 10
+
+// Bases caches inflated delta bases by pack position, bounded in bytes.
+// One Bases is shared by every read of a store; it is safe for concurrent
+// use.
+type Bases struct {
+	mu    sync.Mutex
+	max   int64
+	used  int64
+	items map[baseKey]*list.Element
+	order list.List // front: most recent
+}
+
+type baseKey struct {
+	pack *pack
+	off  uint64
+}
+
+type baseEntry struct {
+	key  baseKey
+	data []byte
+	kind plumbing.ObjectType
+}
+
+// NewBases returns a cache holding at most maxBytes of bases (0: none).
+func NewBases(maxBytes int64) *Bases {
+	return &Bases{max: maxBytes, items: map[baseKey]*list.Element{}}
+}
+
+// Used is the bytes the cache holds now.
+func (c *Bases) Used() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used
+}
+
+func (c *Bases) get(k baseKey) ([]byte, plumbing.ObjectType, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.items[k]
+	if !ok {
+		return nil, 0, false
+	}
+	c.order.MoveToFront(e)
+	be := e.Value.(*baseEntry)
+	return be.data, be.kind, true
+}
+
+// put keeps data (never modified afterwards) unless it alone exceeds the
+// bound, evicting the least recently used bases to make room.
+func (c *Bases) put(k baseKey, data []byte, kind plumbing.ObjectType) {
+	cost := int64(len(data))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[k]; ok || cost > c.max {
+		return
+	}
+	c.items[k] = c.order.PushFront(&baseEntry{k, data, kind})
+	c.used += cost
+	for c.used > c.max {
+		old := c.order.Back()
+		be := old.Value.(*baseEntry)
+		c.order.Remove(old)
+		delete(c.items, be.key)
+		c.used -= int64(len(be.data))
+	}
+}
+
+// Reader is an open object: its bytes, inflated as they are read.
+type Reader struct {
+	// Size and Type are the object's (a delta's: its result and its base's type).
+	Size     int64
+	Type     plumbing.ObjectType
+	resident int64
+
+	r     io.Reader
+	close func()
+}
+
+func (r *Reader) Read(p []byte) (int, error) { return r.r.Read(p) }
+
+// Resident is the memory the reader holds while open: a delta is resolved
+// whole when opened, a base object streams from the pack (0).
+func (r *Reader) Resident() int64 { return r.resident }
+
+// Close releases the reader; it is safe to call twice.
+func (r *Reader) Close() error {
+	if r.close != nil {
+		r.close()
+		r.close = nil
+	}
+	return nil
+}
+
+// Open opens the object id for reading. ok is false, with no error, when
+// no pack holds id. A base object streams out of the mapped pack; a delta
+// is resolved whole first (its result needs random access to its base).
+func (p *Packs) Open(id plumbing.Hash, bases *Bases) (r *Reader, ok bool, err error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return nil, false, ErrClosed
+	}
+	pk, off, ok, err := find(p.packs, id)
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	h, err := pk.header(off)
+	if err != nil {
+		return nil, false, fmt.Errorf("object %s: %w", id, err)
+	}
+	if h.typ != typeOfsDelta && h.typ != typeRefDelta {
+		s, err := p.stream(pk, off, h)
+		if err != nil {
+			return nil, false, fmt.Errorf("object %s: %w", id, err)
+		}
+		return s, true, nil
+	}
+	data, kind, err := p.resolve(pk, off, h, bases)
+	if err != nil {
+		return nil, false, fmt.Errorf("object %s: %w", id, err)
+	}
+	return &Reader{Size: int64(len(data)), Type: kind, resident: int64(len(data)), r: bytes.NewReader(data)}, true, nil
+}
+
+// zlibReaders reuses inflaters: a fresh one allocates about 40 KiB of
+// tables and window, which for small objects costs more than inflating.
+var zlibReaders sync.Pool
+
+func getZlib(src io.Reader) (io.ReadCloser, error) {
+	if z, ok := zlibReaders.Get().(io.ReadCloser); ok {
+		if err := z.(zlib.Resetter).Reset(src, nil); err != nil {
+			return nil, err
+		}
+		return z, nil
+	}
+	return zlib.NewReader(src)
+}
+
+// checkClaim refuses a size the compressed bytes left cannot hold.
+func (pk *pack) checkClaim(dataOff uint64, size int64) error {
+	if size < 0 || uint64(size) > (pk.end-dataOff)*maxDeflateRatio+64 {
+		return fmt.Errorf("pack %s: object at offset %d claims %d bytes, more than the %d compressed bytes left can hold", pk.name, dataOff, size, pk.end-dataOff)
+	}
+	return nil
+}
+
+// inflate returns the size bytes of the zlib stream at dataOff, checking
+// the stream holds exactly that many, and lets go of the pack pages read.
+func (pk *pack) inflate(dataOff uint64, size int64) ([]byte, error) {
+	if dataOff >= pk.end {
+		return nil, fmt.Errorf("pack %s: object data at offset %d past the pack's objects", pk.name, dataOff)
+	}
+	if err := pk.checkClaim(dataOff, size); err != nil {
+		return nil, err
+	}
+	src := bytes.NewReader(pk.data[dataOff:pk.end])
+	z, err := getZlib(src)
+	if err != nil {
+		return nil, fmt.Errorf("pack %s: offset %d: zlib: %w", pk.name, dataOff, err)
+	}
+	defer zlibReaders.Put(z)
+	out := make([]byte, size)
+	for done := 0; done < len(out); {
+		// A slice of inflating is about a millisecond; yielding between
+		// slices lets a GETATTR queued behind 8 big reads on 2 cores run
+		// within a few of them instead of the scheduler's 10 ms time slice
+		// per reader ahead of it.
+		if done > 0 {
+			runtime.Gosched()
+		}
+		n, err := io.ReadFull(z, out[done:min(len(out), done+inflateSlice)])
+		done += n
+		if err != nil {
+			return nil, fmt.Errorf("pack %s: offset %d: inflate: %w", pk.name, dataOff, err)
+		}
+	}
+	var one [1]byte
+	if n, _ := z.Read(one[:]); n != 0 {
+		return nil, fmt.Errorf("pack %s: offset %d: inflates to more than the %d bytes its header says", pk.name, dataOff, size)
+	}
+	pk.release(dataOff, uint64(src.Size())-uint64(src.Len()))
+	return out, nil
+}
+
+// release tells the kernel this process is done with the pack pages in
+// [off, off+n) for now. They stay in the page cache (a later read maps
+// them again without I/O) but leave this process's resident set: a read
+// of every file of a repository touches most of its pack, and mapped pages
+// count in RSS, which --cache-size bounds. Memory in tests is not mapped
+// (no unmap function), and a failure only leaves the pages resident.
+// pk.data must be a mapping, or memory the process owns outright.
+func (pk *pack) release(off, n uint64) {
+	if pk.unmap == nil || n == 0 {
+		return
+	}
+	// Rounded out to whole pages: letting go of a page a neighbour object
+	// is being read from costs that reader a minor fault, never its bytes
+	// (the mapping is read-only and shared with the page cache). pk.data
+	// starts at the mapping's first page.
+	page := uint64(os.Getpagesize())
+	start := off &^ (page - 1)
+	end := min((off+n+page-1)&^(page-1), uint64(len(pk.data)))
+	if end > start {
+		_ = unix.Madvise(pk.data[start:end], unix.MADV_DONTNEED)
+	}
+}
+
+// ReleasePages lets go of every mapped page of every pack and index, as
+// release does for the bytes one read used: sizing a listing touches a
+// header page (and, with the kernel's fault-around, its neighbours) per
+// blob and every lookup a few index pages, which on RIOT kept 24 MiB of
+// pack and 16 MiB of index resident after one walk. The pages stay in
+// the page cache; the next lookup maps them again.
+func (p *Packs) ReleasePages() {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return
+	}
+	for _, pk := range p.packs {
+		if pk.unmap == nil {
+			continue
+		}
+		_ = unix.Madvise(pk.data, unix.MADV_DONTNEED)
+		for _, b := range [][]byte{pk.idx.names, pk.idx.offsets} {
+			releaseInside(b)
+		}
+	}
+}
+
+// releaseInside lets go of the whole pages inside b, which is part of a
+// mapping that may start before it.
+func releaseInside(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	page := uintptr(os.Getpagesize())
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	skip := (page - addr%page) % page
+	if uintptr(len(b)) <= skip {
+		return
+	}
+	b = b[skip:]
+	b = b[:uintptr(len(b))&^(page-1)]
+	if len(b) > 0 {
+		_ = unix.Madvise(b, unix.MADV_DONTNEED)
+	}
+}
+
+// resolve inflates the delta at off (header h) and everything below it,
+// from the nearest cached base up, caching the bases it builds.
+func (p *Packs) resolve(pk *pack, off uint64, h objectHeader, bases *Bases) ([]byte, plumbing.ObjectType, error) {
+	type link struct {
+		pk  *pack
+		off uint64
+		h   objectHeader
+	}
+	chain := []link{{pk, off, h}}
+	var base []byte
+	var kind plumbing.ObjectType
+	for {
+		top := chain[len(chain)-1]
+		if top.h.typ != typeOfsDelta && top.h.typ != typeRefDelta {
+			data, err := top.pk.inflate(top.off+uint64(top.h.dataLen), top.h.size)
+			if err != nil {
+				return nil, 0, err
+			}
+			base, kind = data, top.h.typ
+			chain = chain[:len(chain)-1]
+			if len(chain) > 0 && bases != nil {
+				bases.put(baseKey{top.pk, top.off}, base, kind)
+			}
+			break
+		}
+		if len(chain) > maxDeltaChain {
+			return nil, 0, fmt.Errorf("pack %s: delta chain from offset %d is deeper than %d", pk.name, off, maxDeltaChain)
+		}
+		next, nextOff, err := p.baseOf(top.pk, top.off, top.h)
+		if err != nil {
+			return nil, 0, err
+		}
+		if bases != nil {
+			if data, k, ok := bases.get(baseKey{next, nextOff}); ok {
+				base, kind = data, k
+				break
+			}
+		}
+		nh, err := next.header(nextOff)
+		if err != nil {
+			return nil, 0, err
+		}
+		chain = append(chain, link{next, nextOff, nh})
+	}
+	// Apply the deltas from the base up; every result but the last is a
+	// base of the next and worth caching for the next object that shares it.
+	for i := len(chain) - 1; i >= 0; i-- {
+		l := chain[i]
+		delta, err := l.pk.inflate(l.off+uint64(l.h.dataLen), l.h.size)
+		if err != nil {
+			return nil, 0, err
+		}
+		out, err := gitpack.PatchDelta(base, delta)
+		if err != nil {
+			return nil, 0, fmt.Errorf("pack %s: delta at offset %d: %w", l.pk.name, l.off, err)
+		}
+		if cap(out) > len(out)+len(out)/16 {
+			// go-git grows its result by doubling: what is kept (cached,
+			// or held by a stream) should not carry up to twice its size.
+			out = slices.Clone(out)
+		}
+		base = out
+		if i > 0 && bases != nil {
+			bases.put(baseKey{l.pk, l.off}, base, kind)
+		}
+	}
+	return base, kind, nil
+}
+
+// baseOf locates the base a delta at off names.
+func (p *Packs) baseOf(pk *pack, off uint64, h objectHeader) (*pack, uint64, error) {
+	if h.typ == typeOfsDelta {
+		if h.baseDistance >= off {
+			return nil, 0, fmt.Errorf("pack %s: delta at offset %d names a base %d bytes before it, before the pack's start", pk.name, off, h.baseDistance)
+		}
+		return pk, off - h.baseDistance, nil
+	}
+	if i, ok := pk.idx.find(h.baseID); ok {
+		o, err := pk.idx.offset(i)
+		return pk, o, err
+	}
+	base, o, ok, err := find(p.packs, h.baseID)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !ok {
+		return nil, 0, fmt.Errorf("pack %s: delta at offset %d: base %s is in no pack", pk.name, off, h.baseID)
+	}
+	return base, o, nil
+}
+
+// errPackGone is a stream's error when a repack removed its pack while it
+// was open; the caller opens the object again (from the new pack).
+var errPackGone = errors.New("the pack was removed (repacked) while the object was being read")
+
+// stream returns a reader inflating the base object at off as it is read.
+// Each Read takes Packs.mu shared and checks the pack is still mapped, so a
+// Refresh can unmap a pack under an idle reader without a fault.
+func (p *Packs) stream(pk *pack, off uint64, h objectHeader) (*Reader, error) {
+	dataOff := off + uint64(h.dataLen)
+	if dataOff >= pk.end {
+		return nil, fmt.Errorf("pack %s: object data at offset %d past the pack's objects", pk.name, dataOff)
+	}
+	if err := pk.checkClaim(dataOff, h.size); err != nil {
+		return nil, err
+	}
+	src := bytes.NewReader(pk.data[dataOff:pk.end])
+	z, err := getZlib(src)
+	if err != nil {
+		return nil, fmt.Errorf("pack %s: offset %d: zlib: %w", pk.name, dataOff, err)
+	}
+	s := &packStream{p: p, pk: pk, z: z, src: src, start: dataOff, left: h.size}
+	return &Reader{Size: h.size, Type: h.typ, r: s, close: s.close}, nil
+}
+
+type packStream struct {
+	p        *Packs
+	pk       *pack
+	z        io.ReadCloser
+	src      *bytes.Reader
+	start    uint64 // pack offset of the zlib stream
+	released uint64 // bytes of it whose pages were let go
+	left     int64
+}
+
+func (s *packStream) Read(b []byte) (int, error) {
+	if s.z == nil {
+		return 0, errors.New("read of a closed object stream")
+	}
+	if s.left == 0 {
+		return 0, io.EOF
+	}
+	s.p.mu.RLock()
+	defer s.p.mu.RUnlock()
+	if s.p.closed || !slices.Contains(s.p.packs, s.pk) {
+		return 0, fmt.Errorf("pack %s: %w", s.pk.name, errPackGone)
+	}
+	if int64(len(b)) > s.left {
+		b = b[:s.left]
+	}
+	n, err := s.z.Read(b)
+	s.left -= int64(n)
+	if err == io.EOF && s.left > 0 {
+		err = fmt.Errorf("pack %s: offset %d: inflate: %w", s.pk.name, s.start, io.ErrUnexpectedEOF)
+	}
+	if s.left == 0 {
+		var one [1]byte
+		if k, _ := s.z.Read(one[:]); k != 0 {
+			return n, fmt.Errorf("pack %s: offset %d: inflates to more than its header says", s.pk.name, s.start)
+		}
+		err = io.EOF
+	}
+	if consumed := uint64(s.src.Size()) - uint64(s.src.Len()); consumed-s.released >= 1<<20 || s.left == 0 {
+		s.pk.release(s.start+s.released, consumed-s.released)
+		s.released = consumed
+	}
+	return n, err
+}
+
+func (s *packStream) close() {
+	if s.z != nil {
+		zlibReaders.Put(s.z)
+		s.z = nil
+	}
+}
