@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	billy "github.com/go-git/go-billy/v5"
@@ -27,6 +28,7 @@ import (
 type Handler struct {
 	current func() vfs.FS
 	log     *slog.Logger
+	lastLog atomic.Int64 // UnixNano of the last refusal logged
 	bfs     *FS
 }
 
@@ -78,10 +80,28 @@ func (h *Handler) Mount(ctx context.Context, c net.Conn, req gonfs.MountRequest)
 	root, err := nfs.MountHandle(h.current(), string(req.Dirpath))
 	if err != nil {
 		st := mountStatus(err)
-		h.log.Warn("MOUNT refused", "path", string(req.Dirpath), "status", st, "err", err)
+		if h.logAllowed() {
+			h.log.Warn("MOUNT refused", "path", string(req.Dirpath), "status", mountStatusNames[st], "err", err)
+		}
 		return st, nil, nil
 	}
 	return gonfs.MountStatusOk, &mounted{FS: h.bfs, root: root}, []gonfs.AuthFlavor{gonfs.AuthFlavorUnix, gonfs.AuthFlavorNull}
+}
+
+// logAllowed keeps a client that repeats a refused MNT from flooding the
+// log: one line a second at most, as the server's other refusals.
+func (h *Handler) logAllowed() bool {
+	now := time.Now().UnixNano()
+	prev := h.lastLog.Load()
+	return now-prev >= int64(time.Second) && h.lastLog.CompareAndSwap(prev, now)
+}
+
+var mountStatusNames = map[gonfs.MountStatus]string{
+	gonfs.MountStatusErrNoEnt:       "MNT3ERR_NOENT",
+	gonfs.MountStatusErrNotDir:      "MNT3ERR_NOTDIR",
+	gonfs.MountStatusErrInval:       "MNT3ERR_INVAL",
+	gonfs.MountStatusErrNameTooLong: "MNT3ERR_NAMETOOLONG",
+	gonfs.MountStatusErrIO:          "MNT3ERR_IO",
 }
 
 // mountStatus is MOUNT3's mountstat3 for a MountHandle error.
