@@ -33,7 +33,9 @@ func onMountDump(s *view, c *call, d *decoder, e *encoder) uint32 {
 func onMountUmntAll(s *view, c *call, d *decoder, e *encoder) uint32 { return 0 }
 
 // onMountExport lists the one export, "/", open to every host (the server
-// listens on loopback; see the security notes in the README).
+// listens on loopback; see the security notes in the README). Every
+// directory under it mounts too (MountHandle), as under knfsd, whose export
+// list names only the exported roots as well.
 func onMountExport(s *view, c *call, d *decoder, e *encoder) uint32 {
 	e.bool(true)
 	e.string("/")
