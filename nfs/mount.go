@@ -1,5 +1,12 @@
 package nfs
 
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gitnfs/gitnfs/vfs"
+)
+
 // MOUNT v3 (RFC 1813 appendix I). go-nfs answers NULL, MNT and UMNT; the
 // procedures it lacks are answered here, so that clients which ask for the
 // export list (libnfs does unless told auto-traverse-mounts=0, showmount
@@ -26,11 +33,91 @@ func onMountDump(s *view, c *call, d *decoder, e *encoder) uint32 {
 func onMountUmntAll(s *view, c *call, d *decoder, e *encoder) uint32 { return 0 }
 
 // onMountExport lists the one export, "/", open to every host (the server
-// listens on loopback; see the security notes in the README).
+// listens on loopback; see the security notes in the README). Every
+// directory under it mounts too (MountHandle), as under knfsd, whose export
+// list names only the exported roots as well.
 func onMountExport(s *view, c *call, d *decoder, e *encoder) uint32 {
 	e.bool(true)
 	e.string("/")
 	e.bool(false) // no groups
 	e.bool(false) // end of list
 	return 0
+}
+
+// maxMountPath is MOUNT3's MNTPATHLEN: a longer dirpath is refused with
+// MNT3ERR_NAMETOOLONG before anything is resolved.
+const maxMountPath = 1024
+
+// MountPath normalises a MOUNT dirpath into the export-relative path the FS
+// resolves: "", "/" and "//" are the root; empty components (a trailing
+// slash, "//", which libnfs sends for nfs://host//dir/file) and "." are
+// dropped. ".." is refused (vfs.ErrInval), not resolved: the server never
+// interprets a path textually above what it names, and a client that wants
+// the parent can ask for it by name. So are a NUL byte (vfs.ErrInval) and a
+// path longer than MNTPATHLEN (vfs.ErrNameTooLong).
+func MountPath(dirpath string) (string, error) {
+	if len(dirpath) > maxMountPath {
+		return "", fmt.Errorf("mount %.40q...: %w (MNTPATHLEN is %d bytes)", dirpath, vfs.ErrNameTooLong, maxMountPath)
+	}
+	if strings.IndexByte(dirpath, 0) >= 0 {
+		return "", fmt.Errorf("mount %q: %w: NUL in the path", dirpath, vfs.ErrInval)
+	}
+	parts := make([]string, 0, strings.Count(dirpath, "/")+1)
+	for _, c := range strings.Split(dirpath, "/") {
+		switch c {
+		case "", ".":
+		case "..":
+			return "", fmt.Errorf("mount %q: %w: \"..\" is not resolved in a mount path", dirpath, vfs.ErrInval)
+		default:
+			parts = append(parts, c)
+		}
+	}
+	return strings.Join(parts, "/"), nil
+}
+
+// MountHandle is MNT's answer for dirpath: the handle of that directory of
+// fs, byte for byte the one a LOOKUP walk from the root gives (handles are
+// computed from the node, never from how it was reached), so a mount of a
+// subdirectory survives restarts as a mount of "/" does, and under --follow
+// it turns NFS3ERR_STALE exactly when the directory is gone from the served
+// revision (as knfsd answers ESTALE for a removed export directory); a new
+// MNT of it is then MNT3ERR_NOENT. Errors name the path and wrap
+// vfs.ErrNoEnt (nothing there), vfs.ErrNotDir (a file, symlink or
+// submodule, or a path through one: symlinks are not followed, so a mount
+// never leaves the tree the path spells), vfs.ErrInval or
+// vfs.ErrNameTooLong (see MountPath).
+//
+// What ".." of a mounted subdirectory answers: its real parent, as knfsd
+// answers for a mount of a subdirectory inside an export. The export, not
+// the mounted path, is the boundary (RFC 1813 leaves it to the server; every
+// path here can be mounted by anyone allowed to mount "/"), and a handle
+// does not know through which mount it was obtained, which is what keeps it
+// equal to the LOOKUP walk's and valid across restarts. Clients do not walk
+// above their mount this way: the Linux client resolves ".." of its mount
+// root in the VFS (it crosses to the covered directory) and never sends
+// that LOOKUP, and libnfs normalises ".." out of its paths against the
+// mounted root. Only the root of the export is its own parent.
+func MountHandle(fs vfs.FS, dirpath string) ([]byte, error) {
+	p, err := MountPath(dirpath)
+	if err != nil {
+		return nil, err
+	}
+	n, err := fs.Resolve(p)
+	if err != nil {
+		return nil, fmt.Errorf("mount %q: %w", dirpath, err)
+	}
+	if n.Type != vfs.Dir {
+		return nil, fmt.Errorf("mount %q: %w: it is a %s", dirpath, vfs.ErrNotDir, typeName(n.Type))
+	}
+	return Handle(fs, n), nil
+}
+
+func typeName(t vfs.Type) string {
+	switch t {
+	case vfs.Reg:
+		return "file"
+	case vfs.Lnk:
+		return "symlink"
+	}
+	return fmt.Sprintf("node of type %d", t)
 }

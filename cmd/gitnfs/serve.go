@@ -188,8 +188,11 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		defer ov.Close()
 		served = ov
 	}
-	srv := nfs.NewServer(served, nfs.Options{
-		Fallback:      billyfs.NewHandler(served),
+	// MOUNT resolves its path in the FS requests run on now (--follow
+	// swaps it), which exists only once srv does.
+	var srv *nfs.Server
+	srv = nfs.NewServer(served, nfs.Options{
+		Fallback:      billyfs.New(billyfs.Options{Current: func() vfs.FS { return srv.FS() }, Log: log}),
 		AllowUIDs:     cfg.allowUIDs,
 		AllowAuthNone: f.allowAuthNone,
 		MaxConns:      cfg.maxConns,

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"path"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	billy "github.com/go-git/go-billy/v5"
@@ -24,15 +26,36 @@ import (
 
 // Handler is a go-nfs Handler over an vfs.FS.
 type Handler struct {
-	fs  vfs.FS
-	bfs *FS
-	// Exports are the MOUNT paths accepted; "/" always is.
-	Exports []string
+	current func() vfs.FS
+	log     *slog.Logger
+	lastLog atomic.Int64 // UnixNano of the last refusal logged
+	bfs     *FS
 }
 
-// NewHandler returns the go-nfs handler for fs.
+// Options configure a Handler.
+type Options struct {
+	// Current is the FS a MNT resolves its path in, asked on every MNT:
+	// under --follow the served FS changes, and a directory must be found
+	// (or found missing) in the revision NFS requests run on now, not in
+	// the one the server started with. nfs.Server.FS is the usual one.
+	Current func() vfs.FS
+	// Log gets one line per refused MNT, naming the path and why; nil
+	// logs nothing.
+	Log *slog.Logger
+}
+
+// NewHandler returns the go-nfs handler for an FS that never changes.
 func NewHandler(f vfs.FS) *Handler {
-	return &Handler{fs: f, bfs: &FS{fs: f}}
+	return New(Options{Current: func() vfs.FS { return f }})
+}
+
+// New returns the go-nfs handler serving MOUNT for opts.Current.
+func New(opts Options) *Handler {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{current: opts.Current, log: log, bfs: &FS{current: opts.Current}}
 }
 
 // Serve runs go-nfs with this handler on l: the nfs.Fallback of a server.
@@ -42,14 +65,60 @@ func (h *Handler) Serve(l net.Listener) error {
 	return (&gonfs.Server{Handler: h, Context: context.Background()}).Serve(l)
 }
 
-// Mount accepts "/" (and "", which some clients send) only: a sub-path
-// mount would need handles relative to it, and nothing asks for one.
+// mounted is what Mount hands go-nfs: the export with the handle of the
+// mounted directory, computed once so that the check and the handle come
+// from the same revision.
+type mounted struct {
+	*FS
+	root []byte
+}
+
+// Mount accepts every directory of the export (nfs.MountHandle says which
+// paths are and what ".." of a mounted subdirectory answers). A refusal is
+// logged with the path and the reason: the client sees only a status.
 func (h *Handler) Mount(ctx context.Context, c net.Conn, req gonfs.MountRequest) (gonfs.MountStatus, billy.Filesystem, []gonfs.AuthFlavor) {
-	p := string(req.Dirpath)
-	if p != "/" && p != "" {
-		return gonfs.MountStatusErrNoEnt, nil, nil
+	root, err := nfs.MountHandle(h.current(), string(req.Dirpath))
+	if err != nil {
+		st := mountStatus(err)
+		if h.logAllowed() {
+			h.log.Warn("MOUNT refused", "path", string(req.Dirpath), "status", mountStatusNames[st], "err", err)
+		}
+		return st, nil, nil
 	}
-	return gonfs.MountStatusOk, h.bfs, []gonfs.AuthFlavor{gonfs.AuthFlavorUnix, gonfs.AuthFlavorNull}
+	return gonfs.MountStatusOk, &mounted{FS: h.bfs, root: root}, []gonfs.AuthFlavor{gonfs.AuthFlavorUnix, gonfs.AuthFlavorNull}
+}
+
+// logAllowed keeps a client that repeats a refused MNT from flooding the
+// log: one line a second at most, as the server's other refusals.
+func (h *Handler) logAllowed() bool {
+	now := time.Now().UnixNano()
+	prev := h.lastLog.Load()
+	return now-prev >= int64(time.Second) && h.lastLog.CompareAndSwap(prev, now)
+}
+
+var mountStatusNames = map[gonfs.MountStatus]string{
+	gonfs.MountStatusErrNoEnt:       "MNT3ERR_NOENT",
+	gonfs.MountStatusErrNotDir:      "MNT3ERR_NOTDIR",
+	gonfs.MountStatusErrInval:       "MNT3ERR_INVAL",
+	gonfs.MountStatusErrNameTooLong: "MNT3ERR_NAMETOOLONG",
+	gonfs.MountStatusErrIO:          "MNT3ERR_IO",
+}
+
+// mountStatus is MOUNT3's mountstat3 for a MountHandle error.
+func mountStatus(err error) gonfs.MountStatus {
+	switch {
+	case errors.Is(err, vfs.ErrNoEnt):
+		return gonfs.MountStatusErrNoEnt
+	case errors.Is(err, vfs.ErrNotDir):
+		return gonfs.MountStatusErrNotDir
+	case errors.Is(err, vfs.ErrInval):
+		return gonfs.MountStatusErrInval
+	case errors.Is(err, vfs.ErrNameTooLong):
+		return gonfs.MountStatusErrNameTooLong
+	case errors.Is(err, vfs.ErrStale):
+		return gonfs.MountStatusErrNoEnt
+	}
+	return gonfs.MountStatusErrIO
 }
 
 // Change returns nil: the export is read-only.
@@ -58,18 +127,24 @@ func (h *Handler) Change(billy.Filesystem) billy.Change { return nil }
 // FSStat reports nothing free on a read-only export.
 func (h *Handler) FSStat(context.Context, billy.Filesystem, *gonfs.FSStat) error { return nil }
 
-// ToHandle encodes the handle of path exactly as the read path does.
-func (h *Handler) ToHandle(_ billy.Filesystem, p []string) []byte {
-	n, err := h.fs.Resolve(strings.Join(p, "/"))
+// ToHandle encodes the handle of path exactly as the read path does. go-nfs
+// asks it for the mounted root (p empty) after every MNT, also a refused one
+// (fs nil then: the reply carries no handle).
+func (h *Handler) ToHandle(fs billy.Filesystem, p []string) []byte {
+	if m, ok := fs.(*mounted); ok && len(p) == 0 {
+		return m.root
+	}
+	cur := h.current()
+	n, err := cur.Resolve(strings.Join(p, "/"))
 	if err != nil {
 		return nil
 	}
-	return nfs.Handle(h.fs, n)
+	return nfs.Handle(cur, n)
 }
 
 // FromHandle decodes a handle into a path.
 func (h *Handler) FromHandle(fh []byte) (billy.Filesystem, []string, error) {
-	n, err := nfs.ResolveHandle(h.fs, fh)
+	n, err := nfs.ResolveHandle(h.current(), fh)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -85,8 +160,8 @@ func (h *Handler) InvalidateHandle(billy.Filesystem, []byte) error { return nil 
 // HandleLimit is unbounded: handles are computed, not stored.
 func (h *Handler) HandleLimit() int { return 1 << 30 }
 
-// FS is a read-only billy.Filesystem over an vfs.FS.
-type FS struct{ fs vfs.FS }
+// FS is a read-only billy.Filesystem over the current vfs.FS.
+type FS struct{ current func() vfs.FS }
 
 var errReadOnly = billy.ErrReadOnly
 
@@ -106,21 +181,23 @@ func (b *FS) OpenFile(name string, flag int, _ os.FileMode) (billy.File, error) 
 	if flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND) != 0 {
 		return nil, errReadOnly
 	}
-	n, err := b.fs.Resolve(clean(name))
+	fsys := b.current()
+	n, err := fsys.Resolve(clean(name))
 	if err != nil {
 		return nil, toOS(err, name)
 	}
-	return &fileHandle{fs: b.fs, n: n, name: name}, nil
+	return &fileHandle{fs: fsys, n: n, name: name}, nil
 }
 
 func (b *FS) Stat(name string) (os.FileInfo, error) { return b.Lstat(name) }
 
 func (b *FS) Lstat(name string) (os.FileInfo, error) {
-	n, err := b.fs.Resolve(clean(name))
+	fsys := b.current()
+	n, err := fsys.Resolve(clean(name))
 	if err != nil {
 		return nil, toOS(err, name)
 	}
-	a, err := b.fs.Attr(n)
+	a, err := fsys.Attr(n)
 	if err != nil {
 		return nil, err
 	}
@@ -137,18 +214,19 @@ func (b *FS) Chroot(string) (billy.Filesystem, error)     { return nil, billy.Er
 func (b *FS) Root() string                                { return "/" }
 
 func (b *FS) ReadDir(name string) ([]os.FileInfo, error) {
-	n, err := b.fs.Resolve(clean(name))
+	fsys := b.current()
+	n, err := fsys.Resolve(clean(name))
 	if err != nil {
 		return nil, toOS(err, name)
 	}
-	d, err := b.fs.ReadDir(n)
+	d, err := fsys.ReadDir(n)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]os.FileInfo, 0, d.Len())
 	for i := 0; i < d.Len(); i++ {
 		c := d.Node(i)
-		a, err := b.fs.Attr(c)
+		a, err := fsys.Attr(c)
 		if err != nil {
 			return nil, err
 		}
@@ -158,11 +236,12 @@ func (b *FS) ReadDir(name string) ([]os.FileInfo, error) {
 }
 
 func (b *FS) Readlink(name string) (string, error) {
-	n, err := b.fs.Resolve(clean(name))
+	fsys := b.current()
+	n, err := fsys.Resolve(clean(name))
 	if err != nil {
 		return "", toOS(err, name)
 	}
-	return b.fs.Readlink(n)
+	return fsys.Readlink(n)
 }
 
 func toOS(err error, name string) error {

@@ -23,18 +23,20 @@ type Server struct {
 }
 
 // Serve starts a server for fsys on 127.0.0.1 (opts.Fallback defaults to
-// the go-nfs handler gitnfs serve uses). It stops when the test ends, or
+// the go-nfs handler gitnfs serve uses, following SetFS). It stops when the test ends, or
 // earlier with Stop.
 func Serve(t testing.TB, fsys vfs.FS, opts nfs.Options) *Server {
 	t.Helper()
+	s := &Server{done: make(chan struct{})}
 	if opts.Fallback == nil {
-		opts.Fallback = billyfs.NewHandler(fsys)
+		// As gitnfs serve: MOUNT resolves in the FS SetFS last set.
+		opts.Fallback = billyfs.New(billyfs.Options{Current: func() vfs.FS { return s.FS() }, Log: opts.Log})
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Addr: l.Addr().String(), Server: nfs.NewServer(fsys, opts), l: l, done: make(chan struct{})}
+	s.Addr, s.Server, s.l = l.Addr().String(), nfs.NewServer(fsys, opts), l
 	go func() { s.Serve(l); close(s.done) }()
 	t.Cleanup(s.Stop)
 	return s
