@@ -7,7 +7,9 @@
 # probes of ours (e2e/cthon/seekdir.c, erofs.c), packs them into an extra
 # initramfs archive, makes a small repository (a 3,000-file directory, a
 # merge of two branches that both add to it), and serves it three ways at
-# once: `--overlay` (writable), read-only, and `--merge`. One guest boot
+# once: `--overlay` (writable), read-only, `--merge`, and `--overlay --async`
+# (basic test4 and test5 against it and the overlay, back to back, timed by
+# cthon's -t and printed with the ratio: issue 15). One guest boot
 # runs e2e/cthon/guest.sh against the three mounts; the host then asserts:
 #   - every basic and special test passes against the overlay (24 tests);
 #   - against the read-only export test3 (lookups, getcwd) and test9 (statfs)
