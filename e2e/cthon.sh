@@ -7,7 +7,9 @@
 # probes of ours (e2e/cthon/seekdir.c, erofs.c), packs them into an extra
 # initramfs archive, makes a small repository (a 3,000-file directory, a
 # merge of two branches that both add to it), and serves it three ways at
-# once: `--overlay` (writable), read-only, and `--merge`. One guest boot
+# once: `--overlay` (writable), read-only, `--merge`, and `--overlay --async`
+# (basic test4 and test5 against it and the overlay, back to back, timed by
+# cthon's -t and printed with the ratio: issue 15). One guest boot
 # runs e2e/cthon/guest.sh against the three mounts; the host then asserts:
 #   - every basic and special test passes against the overlay (24 tests);
 #   - against the read-only export test3 (lookups, getcwd) and test9 (statfs)
@@ -57,7 +59,7 @@ WORK=$(mktemp -d /tmp/gitnfs-cthon-e2e.XXXXXX)
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  ((KEEP)) || rm -rf "$WORK/repo" "$WORK/bin" "$WORK/cthon" "$WORK/extra" "$WORK/extra.cpio" "$WORK/out/vm/initrd.cpio" "$WORK/overlay" "$WORK/ro-overlay"
+  ((KEEP)) || rm -rf "$WORK/repo" "$WORK/bin" "$WORK/cthon" "$WORK/extra" "$WORK/extra.cpio" "$WORK/out/vm/initrd.cpio" "$WORK/overlay" "$WORK/ro-overlay" "$WORK/async-overlay"
 }
 trap cleanup EXIT
 
@@ -129,7 +131,7 @@ git -C "$REPO" update-ref HEAD refs/heads/ours
 # ----------------------------------------------------------------- servers
 declare -A PORT SPID
 used=" "
-for kind in overlay ro merge; do
+for kind in overlay ro merge async; do
   for _ in $(seq 20); do
     p=$("$WORK/bin/census" freeport)
     [[ $used != *" $p "* ]] && break
@@ -150,7 +152,11 @@ RO_ARGS=()
 ((WRITABLE_RO)) && RO_ARGS=(--overlay "$WORK/ro-overlay")
 start ro "${RO_ARGS[@]}"
 start merge --merge theirs
-for kind in overlay ro merge; do
+# --async (issue 15): basic test4 (1,000 chmod+stat) and test5 (write,
+# read) run against it and against the overlay again, back to back, for
+# the ratio; every fsync skipped is one the overlay's test4 waits for.
+start async --overlay "$WORK/async-overlay" --async
+for kind in overlay ro merge async; do
   up=0
   for _ in $(seq 150); do
     kill -0 "${SPID[$kind]}" 2>/dev/null || break
@@ -166,7 +172,7 @@ HRC=0
 T1=$SECONDS
 "$HERE/linux-client/run.sh" --no-setup --no-count --port "${PORT[overlay]}" --workloads script \
   --extra-cpio "$WORK/extra.cpio" --script /extra/run.sh \
-  --mount "ro=${PORT[ro]}" --mount "merge=${PORT[merge]}" \
+  --mount "ro=${PORT[ro]}" --mount "merge=${PORT[merge]}" --mount "async=${PORT[async]}" \
   --outdir "$WORK/out/vm" --timeout 900 --workload-timeout 700 --label "cthon" \
   > "$WORK/out/census.txt" 2> "$WORK/out/harness.stderr" || HRC=$?
 VM_S=$((SECONDS - T1))
@@ -175,7 +181,7 @@ rm -f "$WORK/out/vm/initrd.cpio"
 FAIL=0
 fail() { echo "FAIL $*"; FAIL=1; }
 pass() { echo "PASS $*"; }
-for kind in overlay ro merge; do
+for kind in overlay ro merge async; do
   pid=${SPID[$kind]}
   if ! kill -0 "$pid" 2>/dev/null; then
     fail "server-alive/$kind       the server exited during the run"; continue
@@ -242,6 +248,23 @@ for kind in ro merge; do
   n=$(awk '$1 == "NFS3.READDIRPLUS" || $1 == "NFS3.READDIR" { n += $2 } END { print n + 0 }' "$WORK/out/$kind.stderr")
   if ((n >= 3)); then pass "readdir-replies/$kind     $n READDIR(PLUS) calls: the big directory took several replies"
   else fail "readdir-replies/$kind     only $n READDIR(PLUS) calls: the test did not span several replies"; fi
+done
+# cthon_secs SUITE TEST: the first time TEST printed with -t before its
+# RESULT line (test4: its chmods; test5: its writes). cthon prints hundredths as "%ld.%-2ld" (1.05 s as "1.5 "),
+# so the part after the dot is read as a count of hundredths.
+cthon_secs() {
+  grep -B4 -F "RESULT $1 $2 " "$WORK/out/guest.txt" | grep -o 'in [0-9]*\.[0-9]* *seconds' | head -n1 \
+    | awk '{ split($2, p, "."); printf "%.2f", p[1] + p[2] / 100 }' || true
+}
+# --async against the overlay, side by side in this boot: the tests must
+# pass on both; their own timings (cthon's -t) are printed with the ratio.
+for t in test4 test5; do
+  expect_pass sync-again "$t" "(overlay, run again beside --async)"
+  expect_pass async "$t" "(overlay --async)"
+  ts=$(cthon_secs sync-again "$t") ta=$(cthon_secs async "$t")
+  if [[ -n $ts && -n $ta ]]; then
+    echo "async/$t timing           overlay ${ts} s, --async ${ta} s: $(awk -v s="$ts" -v a="$ta" 'BEGIN { if (a > 0) printf "%.2fx", s / a; else print "n/a" }') (cthon's own -t timing)"
+  fi
 done
 complaint='nfs: server .* not responding|Stale file handle|fileid changed'
 if [[ ! -s $WORK/out/vm/console.log ]]; then

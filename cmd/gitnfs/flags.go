@@ -112,6 +112,9 @@ func checkServeFlags(fs *pflag.FlagSet, f serveFlags, logOut io.Writer) (serveCo
 	for _, dep := range []struct{ flag, needs string }{
 		{"poll", "follow"},
 		{"force", "overlay"},
+		// --async only says when an overlay's writes reach the disk; a
+		// read-only export writes nothing.
+		{"async", "overlay"},
 		{"base", "merge"},
 		{"conflict-style", "merge"},
 		{"directory-renames", "merge"},

@@ -28,6 +28,8 @@ func TestServeRefusesEveryBadFlagBeforeServing(t *testing.T) {
 		{[]string{"--allow-uid", "-1"}, `--allow-uid "-1"`},
 		{[]string{"--poll", "2s"}, "--poll needs --follow"},
 		{[]string{"--force"}, "--force needs --overlay"},
+		{[]string{"--async"}, "--async needs --overlay"},
+		{[]string{"--async", "--merge", "HEAD"}, "--async needs --overlay"},
 		{[]string{"--conflict-style", "merge"}, "--conflict-style needs --merge"},
 		{[]string{"--base", "HEAD"}, "--base needs --merge"},
 		{[]string{"--follow", "--poll", "1ns"}, "--poll 1ns: want at least 10ms"},

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,10 +24,12 @@ import (
 )
 
 // openServeOverlay layers the overlay in dir over base, the export of snap
-// in store, for `gitnfs serve --overlay DIR [--force]`. uid and gid own
-// what the overlay makes.
-func openServeOverlay(dir string, force bool, base vfs.FS, store *tree.Store, snap *tree.Snapshot, rev string, uid, gid uint32, log *slog.Logger) (*overlay.FS, error) {
-	opts := overlay.Options{Repo: store.ID(), Rev: rev, Tree: snap.Root.String(), Force: force, UID: uid, GID: gid, Log: log}
+// in store, for `gitnfs serve --overlay DIR [--force]`. serving holds what
+// the serve flags say (Force, UID and GID, Log, Async, SymlinkAttrs); the
+// identity is filled in here.
+func openServeOverlay(dir string, base vfs.FS, store *tree.Store, snap *tree.Snapshot, rev string, serving overlay.Options) (*overlay.FS, error) {
+	opts := serving
+	opts.Repo, opts.Rev, opts.Tree = store.ID(), rev, snap.Root.String()
 	if !snap.Commit.IsZero() {
 		opts.Commit = snap.Commit.String()
 	}
@@ -41,13 +42,15 @@ func openServeOverlay(dir string, force bool, base vfs.FS, store *tree.Store, sn
 const mergeIdentityPrefix = "merge:"
 
 // openMergeOverlay opens DIR over the merge view (--merge with --overlay).
-func openMergeOverlay(dir string, force bool, view *mergefs.FS, store *tree.Store, ours, theirs *tree.Snapshot, style merge3.Style, rev, merge string, uid, gid uint32, log *slog.Logger) (*overlay.FS, error) {
+// serving is as for openServeOverlay.
+func openMergeOverlay(dir string, view *mergefs.FS, store *tree.Store, ours, theirs *tree.Snapshot, style merge3.Style, rev, merge string, serving overlay.Options) (*overlay.FS, error) {
 	mbase := view.Base()
 	ident := fmt.Sprintf("%s%s+%s~%s", mergeIdentityPrefix, ours.Root, theirs.Root, mbase.Root)
 	l := view.Labels()
 	m := &overlay.MergeIdentity{Ours: mergeSide(ours), Theirs: mergeSide(theirs), Base: mergeSide(mbase), Style: style.String(),
 		Labels: overlay.MergeLabels{Ours: l.Ours, Theirs: l.Theirs, Base: l.Base}, DirectoryRenames: view.DirectoryRenames()}
-	opts := overlay.Options{Repo: store.ID(), Rev: rev + " --merge " + merge, Tree: ident, Merge: m, Force: force, UID: uid, GID: gid, Log: log}
+	opts := serving
+	opts.Repo, opts.Rev, opts.Tree, opts.Merge = store.ID(), rev+" --merge "+merge, ident, m
 	return overlay.Open(dir, view, opts)
 }
 

@@ -261,7 +261,7 @@ func openMergeTestOverlay(t *testing.T, repo, dir, ours, theirs string) (*overla
 		t.Fatal(err)
 	}
 	view := mergefs.New(store, o, th, b, mergefs.Options{UID: 1000, GID: 1000, Merge: mergeort.Options{Style: merge3.StyleDiff3}})
-	ov, err := openMergeOverlay(dir, false, view, store, o, th, merge3.StyleDiff3, ours, theirs, 1000, 1000, nil)
+	ov, err := openMergeOverlay(dir, view, store, o, th, merge3.StyleDiff3, ours, theirs, overlay.Options{UID: 1000, GID: 1000})
 	if err != nil {
 		store.Close()
 		t.Fatal(err)

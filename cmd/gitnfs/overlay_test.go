@@ -27,7 +27,7 @@ func openTestOverlay(t *testing.T, repo, dir string) (*overlay.FS, func()) {
 		t.Fatal(err)
 	}
 	base := gitfs.New(store, snap, gitfs.Options{UID: 1000, GID: 1000})
-	ov, err := openServeOverlay(dir, false, base, store, snap, "HEAD", 1000, 1000, nil)
+	ov, err := openServeOverlay(dir, base, store, snap, "HEAD", overlay.Options{UID: 1000, GID: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

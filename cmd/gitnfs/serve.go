@@ -52,6 +52,8 @@ type serveFlags struct {
 	maxConns          int
 	idleTimeout       time.Duration
 	maxReplyBytes     string
+	symlinkAttrs      bool
+	async             bool
 }
 
 func newServe() *cobra.Command {
@@ -114,6 +116,8 @@ commit's committer time.`,
 	fl.IntVar(&f.maxConns, "max-conns", nfs.DefaultMaxConns, "open client connections at most (0: no limit)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", nfs.DefaultIdleTimeout, "drop a connection idle this long (0: never)")
 	fl.StringVar(&f.maxReplyBytes, "max-reply-bytes", "128MiB", "bytes of READ/READDIR replies in flight at most; beyond it requests wait, then get NFS3ERR_JUKEBOX (0: no limit)")
+	fl.BoolVar(&f.symlinkAttrs, "symlink-attrs", false, "READDIRPLUS lists symlinks with their attributes too (their size is their blob's, as cheap as a file's): a cold walk of a symlink-heavy tree sends no LOOKUP per symlink. Off by default: a symlink's attributes are the client's to ask for. A conflicted path of --merge is never listed with attributes")
+	fl.BoolVar(&f.async, "async", false, "with --overlay: reply before writes reach the disk (knfsd's async; no fsync on WRITE, COMMIT or any change). A crash of the machine may lose what was acknowledged (a kill of the server alone does not); for throwaway sandboxes only")
 	fl.StringVar(&f.statsJSON, "stats-json", "", "on exit, write the op census as JSON to this file")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and the census (/census, /census.json, POST /reset) on this address")
 	return cmd, f
@@ -138,7 +142,8 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	fsys := gitfs.New(store, snap, gitfs.Options{UID: cfg.uid, GID: cfg.gid})
+	inline := gitfs.InlineRule{Symlinks: f.symlinkAttrs}
+	fsys := gitfs.New(store, snap, gitfs.Options{UID: cfg.uid, GID: cfg.gid, Inline: inline})
 	var served vfs.FS = fsys
 	mergeNote := ""
 	var mergeOurs, mergeTheirs *tree.Snapshot
@@ -163,7 +168,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 				mergeView = next
 				return nil
 			}
-			mergeView = mergefs.New(store, ours, theirs, b, mergefs.Options{UID: cfg.uid, GID: cfg.gid, Merge: mergeort.Options{Style: style, DirectoryRenames: dirRenames}})
+			mergeView = mergefs.New(store, ours, theirs, b, mergefs.Options{UID: cfg.uid, GID: cfg.gid, Merge: mergeort.Options{Style: style, DirectoryRenames: dirRenames}, Inline: inline})
 			return nil
 		}
 		if err := buildMerge(); err != nil {
@@ -177,13 +182,17 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if f.overlay != "" {
 		var ov *overlay.FS
 		var err error
+		serving := overlay.Options{Force: f.force, UID: cfg.uid, GID: cfg.gid, Log: log, Async: f.async, SymlinkAttrs: f.symlinkAttrs}
 		if f.merge != "" {
-			ov, err = openMergeOverlay(f.overlay, f.force, mergeView, store, mergeOurs, mergeTheirs, mergeStyle, f.rev, f.merge, cfg.uid, cfg.gid, log)
+			ov, err = openMergeOverlay(f.overlay, mergeView, store, mergeOurs, mergeTheirs, mergeStyle, f.rev, f.merge, serving)
 		} else {
-			ov, err = openServeOverlay(f.overlay, f.force, fsys, store, snap, f.rev, cfg.uid, cfg.gid, log)
+			ov, err = openServeOverlay(f.overlay, fsys, store, snap, f.rev, serving)
 		}
 		if err != nil {
 			return err
+		}
+		if f.async {
+			log.Warn("--async: replies go out before the overlay's data and metadata reach the disk; a crash of the machine may lose what was acknowledged", "overlay", f.overlay)
 		}
 		defer ov.Close()
 		served = ov

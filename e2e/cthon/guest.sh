@@ -58,6 +58,14 @@ done
 cd /
 run ro-probe erofs /extra/erofs $MNT_RO/cthon-ro/tracked.txt $MNT_RO/cthon-ro $MNT_RO/cthon-ro/sub
 
+echo "== basic test4 and test5: the overlay again, then --async ($MNT_ASYNC), back to back"
+cd $C/basic
+for t in test4 test5; do
+  NFSTESTDIR=$OV/cthon-again run sync-again $t ./$t -t
+  NFSTESTDIR=$MNT_ASYNC/cthon-async run async $t ./$t -t
+done
+cd /
+
 echo "== telldir/seekdir through the kernel client, every kind of export"
 run seekdir overlay /extra/seekdir $OV/big 3800 500
 run seekdir plain /extra/seekdir $MNT_RO/big 3300

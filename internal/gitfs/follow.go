@@ -99,7 +99,7 @@ func (f *FS) Next(snap *tree.Snapshot) (*FS, error) {
 	}
 	attrs := f.attrs
 	attrs.Time = snap.Time
-	return newFS(f.store, snap, attrs, dates), nil
+	return newFS(f.store, snap, attrs, dates, f.Inline()), nil
 }
 
 // Snapshot is the revision this FS serves.

@@ -24,20 +24,21 @@ type FS struct {
 	longPaths vfs.LongPaths
 }
 
-// Options are the export's owner.
+// Options are the export's owner and what its READDIRPLUS inlines.
 type Options struct {
 	UID, GID uint32
+	Inline   InlineRule
 }
 
 // New returns the export of snap.
 func New(store *tree.Store, snap *tree.Snapshot, opts Options) *FS {
 	attrs := fattr.Context{UID: opts.UID, GID: opts.GID, Fsid: Fsid(store.ID()), Time: snap.Time}
-	return newFS(store, snap, attrs, nil)
+	return newFS(store, snap, attrs, nil, opts.Inline)
 }
 
-func newFS(store *tree.Store, snap *tree.Snapshot, attrs fattr.Context, dates *Dates) *FS {
+func newFS(store *tree.Store, snap *tree.Snapshot, attrs fattr.Context, dates *Dates, rule InlineRule) *FS {
 	f := &FS{snap: snap}
-	f.Trees = NewTrees(store, attrs, &f.longPaths, dates)
+	f.Trees = NewTrees(store, attrs, &f.longPaths, dates, rule)
 	return f
 }
 

@@ -28,13 +28,31 @@ type Trees struct {
 	// dates dates the paths of a followed export (follow.go); nil for one
 	// that never switched.
 	dates *Dates
+	// symlinkAttrs inlines a symlink's attributes in READDIRPLUS
+	// (--symlink-attrs; see InlineAttr).
+	symlinkAttrs bool
 }
 
 // NewTrees serves tree nodes with attrs (owner, fsid, time), noting long
 // paths in longPaths and dating paths by dates (nil: all with attrs.Time).
-func NewTrees(store *tree.Store, attrs fattr.Context, longPaths *vfs.LongPaths, dates *Dates) *Trees {
-	return &Trees{store: store, attrs: attrs, sizer: sizer{store}, longPaths: longPaths, dates: dates}
+// rule says what READDIRPLUS inlines beyond directories and files.
+func NewTrees(store *tree.Store, attrs fattr.Context, longPaths *vfs.LongPaths, dates *Dates, rule InlineRule) *Trees {
+	return &Trees{store: store, attrs: attrs, sizer: sizer{store}, longPaths: longPaths, dates: dates, symlinkAttrs: rule.Symlinks}
 }
+
+// InlineRule is what a git export's READDIRPLUS inlines beyond directories
+// and files, which it always inlines (a constant, or a blob's header).
+type InlineRule struct {
+	// Symlinks inlines a symlink's attributes too (--symlink-attrs). Off
+	// by default, by the design rule that a symlink's attributes are the
+	// client's to ask for (DEVELOPERS.md). In a git store its length is its
+	// blob's size, as cheap as a file's, and a cold walk of a tree of
+	// 10,000 symlinks otherwise costs 10,000 LOOKUPs (issue 15).
+	Symlinks bool
+}
+
+// Inline is the rule this export was made with.
+func (f *Trees) Inline() InlineRule { return InlineRule{Symlinks: f.symlinkAttrs} }
 
 // sizer adapts tree.Store to fattr.Sizer.
 type sizer struct{ s *tree.Store }
@@ -141,12 +159,13 @@ func (f *Trees) Attr(n vfs.Node) (vfs.Attr, error) {
 	return a, err
 }
 
-// InlineAttr implements vfs.FS. A symlink is listed without attributes: the
-// rule this project keeps for entries whose attributes the client should
-// ask for itself (see DEVELOPERS.md); everything else in a git tree is sized
-// from a header or is a constant.
+// InlineAttr implements vfs.FS. A symlink is listed without attributes
+// unless the export's InlineRule says otherwise: the rule this project
+// keeps for entries whose attributes the client should ask for itself (see
+// DEVELOPERS.md); everything else in a git tree is sized from a header or
+// is a constant, and so is a symlink (its size is its blob's).
 func (f *Trees) InlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
-	if n.Type == vfs.Lnk {
+	if n.Type == vfs.Lnk && !f.symlinkAttrs {
 		return vfs.Attr{}, false, nil
 	}
 	a, err := f.Attr(n)

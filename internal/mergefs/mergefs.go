@@ -51,6 +51,10 @@ type FS struct {
 type Options struct {
 	UID, GID uint32
 	Merge    mergeort.Options
+	// Inline is what READDIRPLUS inlines beyond directories and files
+	// (--symlink-attrs); a conflicted path is never inlined, whatever it
+	// says.
+	Inline gitfs.InlineRule
 }
 
 // New returns the merge of ours and theirs with base as their common
@@ -66,7 +70,7 @@ func newFS(store *tree.Store, m *mergeort.Result, opts Options, dates *gitfs.Dat
 		t = m.Theirs().Time
 	}
 	f.attrs = fattr.Context{UID: opts.UID, GID: opts.GID, Fsid: Fsid(store.ID(), m.Ours().Rev, m.Theirs().Rev), Time: t}
-	f.plain = gitfs.NewTrees(store, f.attrs, &f.longPaths, dates)
+	f.plain = gitfs.NewTrees(store, f.attrs, &f.longPaths, dates, opts.Inline)
 	root := m.Root()
 	f.root = f.entryNode(vfs.RootID, "", &root)
 	return f
@@ -288,11 +292,12 @@ func (f *FS) attrsAt(p string) *fattr.Context {
 	return &c
 }
 
-// InlineAttr implements vfs.FS: a conflicted path (and, as everywhere, a
-// symlink) is listed without attributes and without any work; everything
-// else is sized from a header, a constant, or a tree-level merge.
+// InlineAttr implements vfs.FS: a conflicted path is listed without
+// attributes and without any work (sizing it would run its merge), and so
+// is a symlink unless Options.Inline says otherwise; everything else is
+// sized from a header, a constant, or a tree-level merge.
 func (f *FS) InlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
-	if gitfs.NodeTag(n) == tagConflict || n.Type == vfs.Lnk {
+	if gitfs.NodeTag(n) == tagConflict || (n.Type == vfs.Lnk && !f.opts.Inline.Symlinks) {
 		return vfs.Attr{}, false, nil
 	}
 	a, err := f.Attr(n)

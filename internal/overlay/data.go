@@ -27,6 +27,7 @@ type dataDir struct {
 	mu      sync.Mutex
 	files   map[uint64]*dataFile
 	pending map[uint64]struct{} // made since the last fsync of the directory
+	disk    *disk
 }
 
 type dataFile struct {
@@ -40,7 +41,7 @@ const maxOpenFiles = 256
 
 func dataName(id uint64) string { return fmt.Sprintf("%016x", id) }
 
-func openDataDir(dirfd int, readOnly bool) (*dataDir, error) {
+func openDataDir(dirfd int, readOnly bool, dk *disk) (*dataDir, error) {
 	if !readOnly {
 		if err := unix.Mkdirat(dirfd, "data", 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
 			return nil, fmt.Errorf("data directory: %w", err)
@@ -49,11 +50,11 @@ func openDataDir(dirfd int, readOnly bool) (*dataDir, error) {
 	fd, err := unix.Openat(dirfd, "data", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if readOnly && errors.Is(err, unix.ENOENT) {
-			return &dataDir{fd: -1, files: map[uint64]*dataFile{}, pending: map[uint64]struct{}{}}, nil
+			return &dataDir{fd: -1, files: map[uint64]*dataFile{}, pending: map[uint64]struct{}{}, disk: dk}, nil
 		}
 		return nil, fmt.Errorf("data directory (must be a real directory, not a symlink): %w", err)
 	}
-	return &dataDir{dir: os.NewFile(uintptr(fd), "data"), fd: fd, files: map[uint64]*dataFile{}, pending: map[uint64]struct{}{}}, nil
+	return &dataDir{dir: os.NewFile(uintptr(fd), "data"), fd: fd, files: map[uint64]*dataFile{}, pending: map[uint64]struct{}{}, disk: dk}, nil
 }
 
 func (d *dataDir) close() {
@@ -224,7 +225,11 @@ func (d *dataDir) sync(id uint64) error {
 }
 
 func (d *dataDir) syncOpen(id uint64, df *dataFile) error {
-	if err := df.f.Sync(); err != nil {
+	if d.disk.async {
+		// Nothing was synced: the names stay pending for the next sync.
+		return nil
+	}
+	if err := d.disk.sync(df.f); err != nil {
 		return err
 	}
 	d.mu.Lock()
@@ -239,7 +244,7 @@ func (d *dataDir) syncOpen(id uint64, df *dataFile) error {
 	if !pending {
 		return nil
 	}
-	if err := d.dir.Sync(); err != nil {
+	if err := d.disk.sync(d.dir); err != nil {
 		return err
 	}
 	d.mu.Lock()
@@ -273,7 +278,8 @@ func (d *dataDir) setTimes(id uint64, atime, mtime *time.Time) error {
 // copyUp writes the first size bytes of src into id's data file, durably
 // and atomically: a temporary file is filled and fsynced, renamed into
 // place, and the directory fsynced, before the caller records the inode as
-// upper. A crash in between leaves an orphan that the next open deletes.
+// upper (with Async: atomically only, the fsyncs skipped). A crash in
+// between leaves an orphan that the next open deletes.
 func (d *dataDir) copyUp(id uint64, size int64, src func(p []byte, off int64) (int, error)) error {
 	tmp := dataName(id) + ".tmp"
 	_ = unix.Unlinkat(d.fd, tmp, 0)
@@ -303,14 +309,14 @@ func (d *dataDir) copyUp(id uint64, size int64, src func(p []byte, off int64) (i
 		if err := f.Truncate(size); err != nil {
 			return err
 		}
-		return f.Sync()
+		return d.disk.sync(f)
 	}()
 	f.Close()
 	if err == nil {
 		err = unix.Renameat(d.fd, tmp, d.fd, dataName(id))
 	}
 	if err == nil {
-		err = d.dir.Sync()
+		err = d.disk.sync(d.dir)
 	}
 	if err != nil {
 		_ = unix.Unlinkat(d.fd, tmp, 0)

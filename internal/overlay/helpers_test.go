@@ -27,8 +27,9 @@ import (
 )
 
 // TestMain doubles as a server process for the kill -9 test: with
-// GITNFS_OVERLAY_SERVE=repo\ndir set it serves that overlay on loopback,
-// prints "ADDR host:port", and runs until it is killed.
+// GITNFS_OVERLAY_SERVE=repo\ndir set it serves that overlay on loopback
+// (with Options.Async if GITNFS_OVERLAY_ASYNC=1), prints "ADDR host:port",
+// and runs until it is killed.
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("GITNFS_OVERLAY_SERVE"); spec != "" {
 		repo, dir, _ := strings.Cut(spec, "\n")
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 }
 
 func serveForever(repo, dir string) error {
-	o, err := openOverlay(repo, dir, overlay.Options{})
+	o, err := openOverlay(repo, dir, overlay.Options{Async: os.Getenv("GITNFS_OVERLAY_ASYNC") == "1"})
 	if err != nil {
 		return err
 	}
@@ -71,7 +72,8 @@ func openOverlay(repo, dir string, opts overlay.Options) (*opened, error) {
 		store.Close()
 		return nil, err
 	}
-	base := gitfs.New(store, snap, gitfs.Options{UID: 1000, GID: 1000})
+	// One flag drives both, as in gitnfs serve --symlink-attrs.
+	base := gitfs.New(store, snap, gitfs.Options{UID: 1000, GID: 1000, Inline: gitfs.InlineRule{Symlinks: opts.SymlinkAttrs}})
 	opts.Repo, opts.Rev, opts.Tree = store.ID(), "HEAD", snap.Root.String()
 	if !snap.Commit.IsZero() {
 		opts.Commit = snap.Commit.String()
@@ -94,7 +96,13 @@ type server struct {
 
 func serve(t testing.TB, repo, dir string) *server {
 	t.Helper()
-	o, err := openOverlay(repo, dir, overlay.Options{})
+	return serveWith(t, repo, dir, overlay.Options{})
+}
+
+// serveWith is serve with opts (Async, SymlinkAttrs).
+func serveWith(t testing.TB, repo, dir string, opts overlay.Options) *server {
+	t.Helper()
+	o, err := openOverlay(repo, dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,10 +296,13 @@ func checksums(t testing.TB, dir string) map[string][32]byte {
 
 // subprocess runs a server (this test binary, see TestMain) on repo and
 // dir, and returns its address and process.
-func subprocess(t testing.TB, repo, dir string) (string, *exec.Cmd) {
+func subprocess(t testing.TB, repo, dir string, async bool) (string, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "GITNFS_OVERLAY_SERVE="+repo+"\n"+dir)
+	if async {
+		cmd.Env = append(cmd.Env, "GITNFS_OVERLAY_ASYNC=1")
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()

@@ -337,8 +337,9 @@ type journal struct {
 	records int // records replayed or written since open
 
 	written atomic.Uint64 // sequence number of the last record written
-	synced  atomic.Uint64 // ... and of the last one known durable
+	synced  atomic.Uint64 // ... and of the last one synced (durable unless async)
 	syncMu  sync.Mutex
+	disk    *disk
 }
 
 // replay reads every whole record and applies it. A torn or corrupt tail
@@ -413,7 +414,7 @@ func (j *journal) sync(seq uint64) error {
 		return nil
 	}
 	upto := j.written.Load()
-	if err := j.f.Sync(); err != nil {
+	if err := j.disk.sync(j.f); err != nil {
 		return fmt.Errorf("overlay journal: sync: %w", err)
 	}
 	j.synced.Store(upto)

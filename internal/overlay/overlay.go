@@ -66,6 +66,15 @@ type Options struct {
 	// UID and GID own what the overlay makes unless a client sets others.
 	UID, GID uint32
 	Log      *slog.Logger
+	// SymlinkAttrs inlines the attributes of symlinks in READDIRPLUS, as
+	// --symlink-attrs makes the base do (see InlineAttr).
+	SymlinkAttrs bool
+	// Async answers before anything reaches the disk (--async, knfsd's
+	// async): no fsync for a namespace change, a WRITE asking FILE_SYNC, a
+	// COMMIT or a copy-up. Every byte still reaches the kernel (write(2))
+	// before the reply, so a kill -9 of the server loses nothing; a crash of
+	// the machine may lose what was acknowledged. Close syncs everything.
+	Async bool
 }
 
 // Identity is DIR/overlay.json.
@@ -147,6 +156,7 @@ type FS struct {
 
 	data   *dataDir
 	copyMu sync.Mutex // one copy-up at a time
+	disk   disk       // every fsync on a reply's path (disk.go)
 
 	closeOnce sync.Once
 
@@ -195,6 +205,7 @@ func Open(dir string, base vfs.FS, opts Options) (*FS, error) {
 		return nil, fmt.Errorf("overlay %s: %w", abs, err)
 	}
 	f := &FS{base: base, dir: abs, dirfd: dirfd, opts: opts, log: log, fsid: base.Fsid(), rootID: base.Root().ID}
+	f.disk.async = opts.Async
 	f.baseInline, _ = base.(vfs.InlineAttrer)
 	f.baseIDs, _ = base.(vfs.IDResolver)
 	f.baseConflicts, _ = base.(vfs.Conflicter)
@@ -224,7 +235,7 @@ func (f *FS) open() error {
 	if err := f.checkIdentity(); err != nil {
 		return err
 	}
-	data, err := openDataDir(f.dirfd, f.opts.ReadOnly)
+	data, err := openDataDir(f.dirfd, f.opts.ReadOnly, &f.disk)
 	if err != nil {
 		return fmt.Errorf("overlay %s: %w", f.dir, err)
 	}
@@ -406,13 +417,13 @@ func (f *FS) openJournal() error {
 	fd, err := unix.Openat(f.dirfd, "journal", flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		if f.opts.ReadOnly && errors.Is(err, unix.ENOENT) {
-			f.j = &journal{}
+			f.j = &journal{disk: &f.disk}
 			return nil
 		}
 		return fmt.Errorf("overlay %s: journal: %w", f.dir, err)
 	}
 	jf := os.NewFile(uintptr(fd), "journal")
-	f.j = &journal{f: jf}
+	f.j = &journal{f: jf, disk: &f.disk}
 	good, records, err := replay(jf, &f.t)
 	if err != nil {
 		return fmt.Errorf("overlay %s: %w", f.dir, err)
@@ -456,12 +467,13 @@ func (f *FS) compact() error {
 		return fmt.Errorf("overlay %s: journal: %w", f.dir, err)
 	}
 	f.j.f.Close()
-	f.j = &journal{f: os.NewFile(uintptr(fd), "journal"), size: int64(len(buf))}
+	f.j = &journal{f: os.NewFile(uintptr(fd), "journal"), size: int64(len(buf)), disk: &f.disk}
 	return nil
 }
 
 // Close releases DIR (and its lock). Everything acknowledged is already
-// durable; Close syncs the rest anyway.
+// durable, unless Async; Close syncs the rest (with Async, everything:
+// a clean stop of an async server loses nothing).
 func (f *FS) Close() error {
 	var err error
 	f.closeOnce.Do(func() {
@@ -470,6 +482,13 @@ func (f *FS) Close() error {
 				err = f.j.f.Sync()
 			}
 			f.j.f.Close()
+		}
+		if f.opts.Async && !f.opts.ReadOnly {
+			// The data files (open or long closed) and their names: one
+			// syncfs of the filesystem DIR lives on.
+			if serr := unix.Syncfs(f.dirfd); err == nil && serr != nil {
+				err = fmt.Errorf("overlay %s: sync: %w", f.dir, serr)
+			}
 		}
 		if f.data != nil {
 			f.data.close()

@@ -463,9 +463,11 @@ func (f *FS) attrLocked(n *inode) (vfs.Attr, error) {
 }
 
 // InlineAttr implements vfs.InlineAttrer with the export's rule:
-// directories and files carry attributes in READDIRPLUS, symlinks do not.
+// directories and files carry attributes in READDIRPLUS, symlinks only with
+// Options.SymlinkAttrs (and one still served from the base only if the base
+// inlines it too: the overlay passes its base's rule through).
 func (f *FS) InlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
-	if n.Type == vfs.Lnk {
+	if n.Type == vfs.Lnk && !f.opts.SymlinkAttrs {
 		return vfs.Attr{}, false, nil
 	}
 	// An entry still served from the base keeps the base's listing rule: one

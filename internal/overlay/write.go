@@ -57,7 +57,8 @@ func (tx *txn) drop(c *inode) {
 
 // mutate runs fn as one change under the write lock, then waits until its
 // record is durable: NFS answers a namespace operation only once it is on
-// stable storage.
+// stable storage (with Options.Async it does not wait: the record was
+// written to the journal, the fsync is skipped).
 func (f *FS) mutate(fn func(tx *txn) error) error {
 	if f.opts.ReadOnly {
 		return vfs.ErrReadOnly
@@ -530,7 +531,15 @@ func (f *FS) ensureUpper(n vfs.Node, limit int64) (uint64, error) {
 	return n.ID, err
 }
 
-// Write implements vfs.Writable.
+// Write implements vfs.Writable. A WRITE asking for DATA_SYNC or FILE_SYNC
+// is answered FILE_SYNC once its bytes are fsynced; with Options.Async it is
+// answered FILE_SYNC without the fsync, as knfsd's async export does. That
+// is the answer RFC 1813 leaves an async server: "If stable was FILE_SYNC,
+// then committed must also be FILE_SYNC: anything else constitutes a
+// protocol violation" (3.3.7), and an UNSTABLE answer would buy nothing
+// honest anyway: the client would send a COMMIT, which has no way to say
+// "not on disk" except an error. The truth is told where the protocol
+// has room for it: in --async's name and help, and in the README.
 func (f *FS) Write(n vfs.Node, p []byte, off int64, stable vfs.Stability) (vfs.Stability, error) {
 	if f.opts.ReadOnly {
 		return 0, vfs.ErrReadOnly
@@ -553,7 +562,8 @@ func (f *FS) Write(n vfs.Node, p []byte, off int64, stable vfs.Stability) (vfs.S
 }
 
 // Commit implements vfs.Writable: the file's bytes and its name in
-// data/ are fsynced (its metadata already was, when it was changed).
+// data/ are fsynced (its metadata already was, when it was changed); with
+// Options.Async, nothing is (see Write).
 func (f *FS) Commit(n vfs.Node) error {
 	if f.opts.ReadOnly {
 		return nil
