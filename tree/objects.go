@@ -16,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/gitnfs/gitnfs/tree/packfile"
 )
 
 // backend is one object store: the repository's own, or an alternate.
@@ -24,6 +26,8 @@ type backend struct {
 	fs     *filesystem.Storage // nil unless on disk
 	objDir string              // "" unless on disk: loose objects live here
 	packs  string              // packFingerprint at the last (re)index; guarded by Store.mu
+	// packed maps objDir's packs for sizes (sizes.go); nil for memory storage.
+	packed *packfile.Packs
 }
 
 // locked runs fn with the storage mutex held and turns a panic inside

@@ -80,6 +80,17 @@ func Open(path string, opts Options) (*Store, error) {
 		backends = append(backends, &backend{st: st, fs: st, objDir: dir, packs: packFingerprint(dir)})
 	}
 
+	for _, b := range backends {
+		if err := b.openPacked(); err != nil {
+			for _, b := range backends {
+				b.st.(*filesystem.Storage).Close()
+				if b.packed != nil {
+					b.packed.Close()
+				}
+			}
+			return nil, fmt.Errorf("open %s: %w", abs, err)
+		}
+	}
 	s := newStore(abs, canonical(objDir), backends, primary, opts)
 	s.gitDir, s.config, s.configErr = common, cfg, cfgErr
 	return s, nil
