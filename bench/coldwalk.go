@@ -156,9 +156,8 @@ func schedCPU(pid int) time.Duration {
 
 // coldRound is what one fresh server gave row 7.
 type coldRound struct {
-	cold, warm       time.Duration // server CPU of a whole walk
-	entries          int
-	dirCold, dirWarm time.Duration // wall time of one READDIRPLUS of a 1,000-entry directory
+	cold, warm time.Duration // server CPU of a whole walk
+	entries    int
 }
 
 // walkSizes walks the export with READDIRPLUS only and returns every
