@@ -9,9 +9,10 @@
 // 4 sequential NFS READ of a 256 MiB blob vs `git cat-file`, and of 512 MiB;
 // 5 peak RSS after walking and reading a 100k-entry tree; 6 server CPU per
 // pipelined GETATTR and LOOKUP against the floor program (bench/floor,
-// driven by bench/loadgen); 8 peak RSS reading a delta-heavy repository
-// whole at two --cache-size values, and 8 concurrent readers of big delta
-// blobs against one (bench/memory.go). Row 1 (the kernel
+// driven by bench/loadgen); 7 server CPU per entry of a cold and a warm
+// READDIRPLUS walk against `git ls-tree -r -t -l` (bench/coldwalk.go); 8 peak
+// RSS reading a delta-heavy repository whole at two --cache-size values, and
+// 8 concurrent readers of big delta blobs against one (bench/memory.go). Row 1 (the kernel
 // client's RPC census against stock go-nfs) comes from `make e2e`; -kernel
 // includes its report.
 //
@@ -44,7 +45,7 @@ import (
 
 var (
 	outFile = flag.String("out", "BENCHMARKS.md", "where to write the table")
-	rowsArg = flag.String("rows", "2,3,4,5,6", "which rows to measure")
+	rowsArg = flag.String("rows", "2,3,4,5,6,7,8", "which rows to measure")
 	kernel  = flag.String("kernel", "", "row 1: the kernel-client census (from make e2e) to include; a .md file is included as is")
 	entries = flag.Int("entries", 100000, "row 5: entries in the generated tree")
 	blobMiB = flag.Int("blob-mib", 256, "row 4: blob size in MiB (the doubling check uses twice this)")
@@ -96,7 +97,7 @@ func run() error {
 	steps := []struct {
 		row string
 		fn  func(work, bin string) (section, figure, error)
-	}{{"2", rowCPU}, {"3", rowStart}, {"4", rowRead}, {"5", rowRSS}, {"6", rowPipeline}, {"8", rowMemory}}
+	}{{"2", rowCPU}, {"3", rowStart}, {"4", rowRead}, {"5", rowRSS}, {"6", rowPipeline}, {"7", rowColdWalk}, {"8", rowMemory}}
 	for _, s := range steps {
 		if !want[s.row] {
 			continue

@@ -21,10 +21,7 @@ func (s *Store) BlobSize(blob plumbing.Hash) (int64, error) {
 		return v.(int64), nil
 	}
 	s.stats.SizeCacheMisses.Add(1)
-	size, found, err := s.looseSize(blob) // no storage lock needed: plain file
-	if !found && err == nil {
-		size, err = s.packedSize(blob)
-	}
+	size, err := s.storedSize(blob)
 	if err != nil {
 		return 0, fmt.Errorf("size of blob %s: %w", blob, err)
 	}

@@ -26,7 +26,8 @@ type backend struct {
 	fs     *filesystem.Storage // nil unless on disk
 	objDir string              // "" unless on disk: loose objects live here
 	packs  string              // packFingerprint at the last (re)index; guarded by Store.mu
-	// packed reads packed objects without Store.mu (nil for memory storage).
+	// packed maps objDir's packs: sizes (sizes.go) and packed objects
+	// read without Store.mu; nil for memory storage.
 	packed *packfile.Packs
 }
 

@@ -171,6 +171,11 @@ func NewStore(s storage.Storer, opts Options) *Store {
 		if root := fs.Filesystem().Root(); root != "" && isDir(filepath.Join(root, "objects")) {
 			b.objDir = filepath.Join(root, "objects")
 			b.packs = packFingerprint(b.objDir)
+			if b.openPacked() != nil {
+				// NewStore cannot fail: sizes then come from go-git,
+				// which reports what it finds wrong with the packs.
+				b.packed = nil
+			}
 			path, id = root, canonical(b.objDir)
 		}
 	}
@@ -199,6 +204,9 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 	s.streams.close()
+	if err := s.closePacked(); err != nil && first == nil {
+		first = err
+	}
 	return first
 }
 

@@ -82,7 +82,10 @@ func (s *inflateState) bits(need uint) (uint32, error) {
 }
 
 func (s *inflateState) stored() error {
-	s.bitbuf, s.bitcnt = 0, 0 // the rest of the current byte is padding
+	// The rest of the current byte is padding; whole bytes that fill
+	// loaded ahead go back to the input.
+	s.pos -= int(s.bitcnt / 8)
+	s.bitbuf, s.bitcnt = 0, 0
 	if len(s.in)-s.pos < 4 {
 		return fmt.Errorf("deflate: stored block: %w", errTruncated)
 	}
@@ -148,16 +151,31 @@ func (h *huffman) build(lengths []uint8) (int, error) {
 	return left, nil
 }
 
+// fill loads whole bytes into the bit buffer until it holds at least need
+// bits (need at most 25) or the input ends, so that a decode reads its bits
+// from a register instead of calling bits once a bit.
+func (s *inflateState) fill(need uint) {
+	for s.bitcnt < need && s.pos < len(s.in) {
+		s.bitbuf |= uint32(s.in[s.pos]) << s.bitcnt
+		s.pos++
+		s.bitcnt += 8
+	}
+}
+
 func (s *inflateState) decode(h *huffman) (int, error) {
+	s.fill(maxCodeBits)
+	buf, cnt := s.bitbuf, s.bitcnt
 	code, first, index := 0, 0, 0
 	for l := 1; l <= maxCodeBits; l++ {
-		b, err := s.bits(1)
-		if err != nil {
-			return 0, err
+		if cnt == 0 {
+			return 0, fmt.Errorf("deflate: %w", errTruncated)
 		}
-		code |= int(b)
+		code |= int(buf & 1)
+		buf >>= 1
+		cnt--
 		count := int(h.count[l])
 		if code-count < first {
+			s.bitbuf, s.bitcnt = buf, cnt
 			return int(h.symbol[index+code-first]), nil
 		}
 		index += count
@@ -165,6 +183,60 @@ func (s *inflateState) decode(h *huffman) (int, error) {
 		code <<= 1
 	}
 	return 0, errors.New("deflate: no code matches")
+}
+
+// codeLengthBits is the longest code of a dynamic block's code-length
+// code (its lengths are 3-bit numbers).
+const codeLengthBits = 7
+
+// lengthTable decodes the code-length code by one lookup of the next 7
+// bits: each entry is symbol<<4 | code length. A dynamic block's header
+// spends up to 316 of these symbols before the first byte of the delta,
+// and decoding them a bit at a time was most of sizing a delta whose
+// block is dynamic (every delta of more than a few dozen bytes).
+type lengthTable [1 << codeLengthBits]uint16
+
+// build fills t from the 19 code lengths, which must form a complete code
+// (huffman.build checks that first), so that every entry is set.
+func (t *lengthTable) build(lengths []uint8) {
+	var count, next [codeLengthBits + 1]int
+	for _, l := range lengths {
+		count[l]++
+	}
+	count[0] = 0
+	code := 0
+	for l := 1; l <= codeLengthBits; l++ {
+		code = (code + count[l-1]) << 1
+		next[l] = code
+	}
+	for sym, l := range lengths {
+		if l == 0 {
+			continue
+		}
+		c := next[l]
+		next[l]++
+		// Codes are read first bit first, so the table is indexed by
+		// the code's bits reversed.
+		r := 0
+		for i := uint8(0); i < l; i++ {
+			r = r<<1 | c>>i&1
+		}
+		for i := r; i < len(t); i += 1 << l {
+			t[i] = uint16(sym)<<4 | uint16(l)
+		}
+	}
+}
+
+func (s *inflateState) decodeLength(t *lengthTable) (int, error) {
+	s.fill(codeLengthBits)
+	e := t[s.bitbuf&(1<<codeLengthBits-1)]
+	l := uint(e & 15)
+	if l > s.bitcnt {
+		return 0, fmt.Errorf("deflate: %w", errTruncated)
+	}
+	s.bitbuf >>= l
+	s.bitcnt -= l
+	return int(e >> 4), nil
 }
 
 var (
@@ -266,8 +338,10 @@ func (s *inflateState) dynamic() error {
 	if left, err := lit.build(lengths[:19]); err != nil || left != 0 {
 		return errors.New("deflate: incomplete code-length code")
 	}
+	var lengthCode lengthTable
+	lengthCode.build(lengths[:19])
 	for i := 0; i < nlen+ndist; {
-		sym, err := s.decode(&lit)
+		sym, err := s.decodeLength(&lengthCode)
 		if err != nil {
 			return err
 		}
