@@ -1,10 +1,13 @@
 package nfs
 
 // One client connection: the reader that takes records off the wire and
-// the writer that puts replies back in the order they finish.
+// answers the Cheap calls itself, coalescing their replies into one write,
+// and the writer that puts the other calls' replies back in the order they
+// finish.
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -24,11 +27,40 @@ type conn struct {
 	wg         sync.WaitGroup
 	quit       chan struct{}
 
+	// wmu serialises writes to nc between the reading goroutine (its batch
+	// of Cheap replies) and writeLoop (everything else), so that no two
+	// replies interleave on the wire; broken (under wmu) is set once a
+	// write failed, after which nothing more is written.
+	wmu    sync.Mutex
+	broken bool
+
+	// Owned by the reading goroutine: the record being read (reused while
+	// the calls are answered inline), the replies of Cheap calls not written
+	// yet, and the state of the call being answered, so that a Cheap call
+	// allocates nothing.
+	rec    []byte
+	batch  []byte
+	inline request
+
 	backendMu   sync.Mutex
 	backend     net.Conn
 	backendLink *backendLink
 	pending     sync.Map // xid → forwarded call, for the census
 }
+
+// request is one call's state from its parse to its reply: the reading
+// goroutine keeps one for the Cheap calls it answers itself, the others
+// take one from requestPool for their own goroutine.
+type request struct {
+	call  call
+	view  view
+	d     decoder
+	e     encoder
+	rec   []byte
+	start time.Time
+}
+
+var requestPool = sync.Pool{New: func() any { return new(request) }}
 
 type forwarded struct {
 	prog, vers, proc uint32
@@ -58,6 +90,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	default:
 		s.log.Debug("connection closed", "remote", nc.RemoteAddr().String(), "err", err)
 	}
+	c.flush()
 	c.wg.Wait()
 	close(c.quit)
 	<-writerDone
@@ -72,7 +105,8 @@ func (s *Server) serveConn(nc net.Conn) {
 	s.mu.Unlock()
 }
 
-// writeLoop writes replies in the order they finish, batching whatever is
+// writeLoop writes the replies of the calls that ran on their own
+// goroutines (and go-nfs's), in the order they finish, batching whatever is
 // ready into one flush. A client that does not take a reply within
 // IdleTimeout loses its connection; the loop then keeps draining (and
 // discarding) replies so that no request waits on it. Once the reader is
@@ -81,21 +115,20 @@ func (s *Server) serveConn(nc net.Conn) {
 // sending side, or went idle just as its last reply was made, gets it.
 func (c *conn) writeLoop() {
 	w := bufio.NewWriterSize(c.nc, 64<<10)
-	broken := false
 	for {
 		select {
 		case b := <-c.out:
-			c.write(w, b, 0, &broken)
+			c.writeQueued(w, b, 0)
 		case r := <-c.outCharged:
-			c.write(w, r.b, r.n, &broken)
+			c.writeQueued(w, r.b, r.n)
 		case <-c.quit:
 			for {
 				select {
 				case b := <-c.out:
-					c.write(w, b, 0, &broken)
+					c.writeQueued(w, b, 0)
 					continue
 				case r := <-c.outCharged:
-					c.write(w, r.b, r.n, &broken)
+					c.writeQueued(w, r.b, r.n)
 					continue
 				default:
 				}
@@ -105,26 +138,73 @@ func (c *conn) writeLoop() {
 	}
 }
 
-// write writes one reply (flushing when nothing else is queued) and gives
-// back its buffer and its n bytes of the reply budget.
-func (c *conn) write(w *bufio.Writer, b []byte, n int64, broken *bool) {
-	if !*broken {
+// writeQueued writes one reply and whatever else is queued already (at most
+// one queue's worth, so that the reader's batch never waits long for wmu),
+// then flushes.
+func (c *conn) writeQueued(w *bufio.Writer, b []byte, n int64) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	for i := cap(c.out) + cap(c.outCharged); ; i-- {
+		c.write(w, b, n)
+		if i <= 0 {
+			break
+		}
+		select {
+		case b = <-c.out:
+			n = 0
+			continue
+		case r := <-c.outCharged:
+			b, n = r.b, r.n
+			continue
+		default:
+		}
+		break
+	}
+	if !c.broken {
+		if err := w.Flush(); err != nil {
+			c.fail()
+		}
+	}
+}
+
+// write writes one reply (under wmu) and gives back its buffer and its n
+// bytes of the reply budget.
+func (c *conn) write(w *bufio.Writer, b []byte, n int64) {
+	if !c.broken {
 		if idle := c.s.opts.IdleTimeout; idle > 0 {
 			c.nc.SetWriteDeadline(time.Now().Add(idle))
 		}
 		if _, err := w.Write(b); err != nil {
-			*broken = true
-			c.nc.Close()
+			c.fail()
 		}
 	}
 	putBuf(b)
 	c.s.budget.release(n)
-	if len(c.out) == 0 && len(c.outCharged) == 0 && !*broken {
-		if err := w.Flush(); err != nil {
-			*broken = true
-			c.nc.Close()
+}
+
+// fail (under wmu) gives up on writing to a client that does not take its
+// replies; closing the socket also ends the reader.
+func (c *conn) fail() {
+	c.broken = true
+	c.nc.Close()
+}
+
+// flush writes the batch of Cheap replies in one system call.
+func (c *conn) flush() {
+	if len(c.batch) == 0 {
+		return
+	}
+	c.wmu.Lock()
+	if !c.broken {
+		if idle := c.s.opts.IdleTimeout; idle > 0 {
+			c.nc.SetWriteDeadline(time.Now().Add(idle))
+		}
+		if _, err := c.nc.Write(c.batch); err != nil {
+			c.fail()
 		}
 	}
+	c.wmu.Unlock()
+	c.batch = c.batch[:0]
 }
 
 func (c *conn) send(b []byte) {
@@ -143,18 +223,45 @@ func (c *conn) sendCharged(b []byte, n int64) {
 
 var errIdle = errors.New("connection idle")
 
+// flushAt bounds the batch of Cheap replies: past it they are written even
+// if more calls are waiting, so a long burst streams instead of piling up.
+const flushAt = 64 << 10
+
+// readLoop reads records and answers them. The batch of Cheap replies is
+// written once no whole record is buffered any more (the next read may
+// wait) or it reached flushAt: 32 pipelined calls cost about one read and
+// one write between them, as in bench/floor.
 func (c *conn) readLoop() error {
 	r := bufio.NewReaderSize(c.nc, 64<<10)
+	c.rec = getBuf()
 	for {
+		if len(c.batch) >= flushAt || (len(c.batch) > 0 && !recordBuffered(r)) {
+			c.flush()
+		}
 		if err := c.awaitRecord(r); err != nil {
 			return err
 		}
-		rec, err := readRecord(r, getBuf(), c.s.opts.MaxRecord)
+		rec, err := readRecord(r, c.rec, c.s.opts.MaxRecord)
 		if err != nil {
 			return err
 		}
-		c.dispatch(rec)
+		c.rec = rec
+		if !c.dispatch(rec) {
+			c.rec = getBuf() // rec went with its call
+		}
 	}
+}
+
+// recordBuffered reports whether a whole next record of one fragment is
+// in r's buffer already, so that answering it costs no wait: only then is
+// it worth holding back the replies made so far.
+func recordBuffered(r *bufio.Reader) bool {
+	if r.Buffered() < 4 {
+		return false
+	}
+	b, _ := r.Peek(4)
+	m := binary.BigEndian.Uint32(b)
+	return m&lastFragment != 0 && int(m&^lastFragment)+4 <= r.Buffered()
 }
 
 // awaitRecord waits for the first byte of the next record, for as long as

@@ -11,42 +11,84 @@ import (
 	"github.com/gitnfs/gitnfs/stats"
 )
 
-// dispatch answers one record: at once for what is refused, on its own
-// goroutine for a procedure we own, through go-nfs for the rest of MOUNT.
-func (c *conn) dispatch(rec []byte) {
+// dispatch answers one record: at once for what is refused, on the reading
+// goroutine for a Cheap procedure (its reply joins c.batch), on its own
+// goroutine for the other procedures we own, through go-nfs for the rest of
+// MOUNT. It reports whether rec is the caller's again (the call was
+// answered inline); otherwise rec went with the call, which gives it back
+// to the pool.
+func (c *conn) dispatch(rec []byte) (reusable bool) {
 	start := time.Now()
-	call, err := parseCall(rec)
+	cl := &c.inline.call
+	var err error
+	*cl, err = parseCall(rec)
 	if err != nil {
-		c.reject(call, err, len(rec), start)
+		c.reject(*cl, err, len(rec), start)
 		putBuf(rec)
-		return
+		return false
 	}
-	if call.rpcvers != 2 {
-		c.route(call, rec, start) // RPC_MISMATCH
-		return
+	if cl.rpcvers != 2 {
+		c.route(*cl, rec, start) // RPC_MISMATCH
+		return false
 	}
-	if stat := c.s.checkFlavor(&call); stat != 0 {
-		c.denyAuth(call, stat, len(rec), start)
+	if stat := c.s.checkFlavor(cl); stat != 0 {
+		c.denyAuth(*cl, stat, len(rec), start)
 		putBuf(rec)
-		return
+		return false
 	}
-	if call.prog == progNFS && call.vers == 3 && call.proc < uint32(len(procs)) {
-		if p := procs[call.proc]; p != nil {
-			if call.proc != proc.Null && !c.s.uidAllowed(&call) {
-				c.refuseUID(call, len(rec), start)
+	if cl.prog == progNFS && cl.vers == 3 && cl.proc < uint32(len(procs)) {
+		if p := procs[cl.proc]; p != nil {
+			if cl.proc != proc.Null && !c.s.uidAllowed(cl) {
+				c.refuseUID(*cl, len(rec), start)
 				putBuf(rec)
-				return
+				return false
 			}
-			c.sem <- struct{}{}
-			c.wg.Add(1)
-			go func() {
-				defer func() { <-c.sem; c.wg.Done() }()
-				c.serve(call, p, rec, start)
-			}()
-			return
+			if proc.Table[cl.proc].Cheap {
+				c.serveInline(p, len(rec), start)
+				return true
+			}
+			c.serveConcurrently(*cl, p, rec, start)
+			return false
 		}
 	}
-	c.route(call, rec, start)
+	c.route(*cl, rec, start)
+	return false
+}
+
+// serveInline answers the Cheap call in c.inline on the reading goroutine,
+// appending its reply to c.batch: no hand-off, no allocation.
+func (c *conn) serveInline(p procFunc, in int, start time.Time) {
+	r := &c.inline
+	at := len(c.batch)
+	r.e.b = appendAcceptedHeader(c.batch, r.call.xid, acceptSuccess)
+	r.d = decoder{b: r.call.args}
+	r.view = view{Server: c.s, export: c.s.current.Load()}
+	status := c.run(p, r)
+	r.e.b = c.fixHeader(r.e.b, at, r.call.xid, status)
+	c.record(r.call, status, in, len(r.e.b)-at, start)
+	c.batch = finishRecordAt(r.e.b, at)
+	// Nothing of this call may outlive it: the record is read over next.
+	r.e.b, r.d.b, r.call.args, r.view = nil, nil, nil, view{}
+}
+
+// serveConcurrently runs a procedure that may block on its own goroutine,
+// within MaxInFlight: when every slot is taken the connection is not read
+// any further until one is free (the Cheap replies made so far are written
+// first: they must not wait for a slow call).
+func (c *conn) serveConcurrently(cl call, p procFunc, rec []byte, start time.Time) {
+	select {
+	case c.sem <- struct{}{}:
+	default:
+		c.flush()
+		c.sem <- struct{}{}
+	}
+	r := requestPool.Get().(*request)
+	r.call, r.rec, r.start = cl, rec, start
+	c.wg.Add(1)
+	go func() {
+		defer func() { <-c.sem; c.wg.Done() }()
+		c.serve(p, r)
+	}()
 }
 
 // route answers what we do not own: other programs and versions ourselves,
@@ -70,12 +112,7 @@ func (c *conn) route(call call, rec []byte, start time.Time) {
 		c.send(e.b)
 		putBuf(rec)
 	case call.prog == progMount && call.proc < uint32(len(mountProcs)) && mountProcs[call.proc] != nil:
-		c.sem <- struct{}{}
-		c.wg.Add(1)
-		go func() {
-			defer func() { <-c.sem; c.wg.Done() }()
-			c.serve(call, mountProcs[call.proc], rec, start)
-		}()
+		c.serveConcurrently(call, mountProcs[call.proc], rec, start)
 	case call.prog == progMount && call.proc == mountProcMnt && !c.s.uidAllowed(&call):
 		c.refuseUID(call, len(rec), start)
 		putBuf(rec)
@@ -143,16 +180,22 @@ func putFailure(e *encoder, p, st uint32) {
 	}
 }
 
-// serve runs one owned procedure and queues its reply.
-func (c *conn) serve(call call, p procFunc, rec []byte, start time.Time) {
-	defer putBuf(rec)
+// serve runs one owned procedure on its own goroutine and queues its
+// reply; r goes back to requestPool.
+func (c *conn) serve(p procFunc, r *request) {
+	defer func() {
+		putBuf(r.rec)
+		*r = request{}
+		requestPool.Put(r)
+	}()
+	call, in := &r.call, len(r.rec)
 	charge := int64(0)
 	if c.s.budget != nil {
-		charge = replyCharge(&call)
+		charge = replyCharge(call)
 		if charge > 0 && !c.s.budget.acquire(charge, c.s.opts.ReplyWait) {
 			e := encoder{b: appendAcceptedHeader(getBuf(), call.xid, acceptSuccess)}
 			putFailure(&e, call.proc, nfsErrJukebox)
-			c.record(call, nfsErrJukebox, len(rec), len(e.b), start)
+			c.record(*call, nfsErrJukebox, in, len(e.b), r.start)
 			c.send(e.b)
 			if c.s.limited(&c.s.jukeboxLog) {
 				c.s.log.Warn("reply budget exhausted: answered NFS3ERR_JUKEBOX",
@@ -163,38 +206,44 @@ func (c *conn) serve(call call, p procFunc, rec []byte, start time.Time) {
 	}
 	// The procedure grows the buffer to what it really answers (a READ of a
 	// bad handle or of a small file allocates nothing near its count).
-	b := appendAcceptedHeader(getBuf(), call.xid, acceptSuccess)
-	e := encoder{b: b}
-	d := decoder{b: call.args}
-	status := c.run(p, &call, &d, &e)
-	if status == statusGarbageArgs || status == statusSystemErr {
-		accept := uint32(acceptGarbageArgs)
-		if status == statusSystemErr {
-			accept = acceptSystemErr
-		}
-		e.b = appendAcceptedHeader(e.b[:0], call.xid, accept)
-	}
-	c.record(call, status, len(rec), len(e.b), start)
+	r.e.b = appendAcceptedHeader(getBuf(), call.xid, acceptSuccess)
+	r.d = decoder{b: call.args}
+	r.view = view{Server: c.s, export: c.s.current.Load()}
+	status := c.run(p, r)
+	b := c.fixHeader(r.e.b, 0, call.xid, status)
+	c.record(*call, status, in, len(b), r.start)
 	if charge > 0 {
 		var n int64
-		e.b, n = shrinkReply(e.b)
+		b, n = shrinkReply(b)
 		c.s.budget.resize(charge, n)
-		c.sendCharged(e.b, n)
+		c.sendCharged(b, n)
 		return
 	}
-	c.send(e.b)
+	c.send(b)
+}
+
+// fixHeader turns the reply starting at b[at:] into a bare GARBAGE_ARGS or
+// SYSTEM_ERR when the procedure said so, dropping what it had written.
+func (c *conn) fixHeader(b []byte, at int, xid, status uint32) []byte {
+	switch status {
+	case statusGarbageArgs:
+		return appendAcceptedHeader(b[:at], xid, acceptGarbageArgs)
+	case statusSystemErr:
+		return appendAcceptedHeader(b[:at], xid, acceptSystemErr)
+	}
+	return b
 }
 
 // run calls the procedure, turning a panic into SYSTEM_ERR for this one
 // request: a bug must cost one reply, not the server.
-func (c *conn) run(p procFunc, call *call, d *decoder, e *encoder) (status uint32) {
+func (c *conn) run(p procFunc, r *request) (status uint32) {
 	defer func() {
-		if r := recover(); r != nil {
-			c.s.log.Error("procedure panicked", "call", call.String(), "panic", r)
+		if x := recover(); x != nil {
+			c.s.log.Error("procedure panicked", "call", r.call.String(), "panic", x)
 			status = statusSystemErr
 		}
 	}()
-	return p(c.s.view(), call, d, e)
+	return p(&r.view, &r.call, &r.d, &r.e)
 }
 
 // mountProcUmnt is MOUNT's UMNT, which go-nfs answers.

@@ -96,7 +96,7 @@ func resolveHandle(x *export, h []byte) (vfs.Node, error) {
 	id := binary.BigEndian.Uint64(h[9:17])
 	switch format {
 	case handleWithPath:
-		path := string(h[handleHeader:])
+		path := handlePath(id, h[handleHeader:])
 		if vfs.FileID(path) != id || !cleanPath(path) {
 			return vfs.Node{}, errBadHandle
 		}

@@ -53,3 +53,38 @@ func TestRegistryServesEveryProcedure(t *testing.T) {
 		t.Errorf("%d write procedures in proc.Table, RFC 1813 has %d", writes, len(rfc1813FailAttrs))
 	}
 }
+
+// TestCheapProceduresNeverWaitOnTheBudgetOrWrite guards what answering a
+// call on the reading goroutine relies on: a Cheap procedure never writes
+// and is never charged to the reply budget (its reply is small), since
+// waiting there would stall the whole connection.
+func TestCheapProceduresNeverWaitOnTheBudgetOrWrite(t *testing.T) {
+	var fh encoder
+	fh.uint32(17)
+	fh.b = append(fh.b, make([]byte, 20)...)
+	// Arguments big enough for any procedure's counts: a handle, then
+	// words of 1 MiB.
+	args := fh.b
+	for i := 0; i < 8; i++ {
+		args = append(args, 0, 0x10, 0, 0)
+	}
+	cheap := 0
+	for n, info := range proc.Table {
+		if !info.Cheap {
+			continue
+		}
+		cheap++
+		if info.Write {
+			t.Errorf("%s is Cheap and writes", info.Name)
+		}
+		if ch := replyCharge(&call{prog: progNFS, proc: uint32(n), args: args}); ch != 0 {
+			t.Errorf("%s is Cheap and charged %d bytes of the reply budget", info.Name, ch)
+		}
+	}
+	if !proc.Table[proc.Getattr].Cheap || !proc.Table[proc.Lookup].Cheap {
+		t.Errorf("GETATTR and LOOKUP must be Cheap: they are what a pipelined walk sends")
+	}
+	if proc.Table[proc.Read].Cheap || proc.Table[proc.Readdirplus].Cheap || proc.Table[proc.Commit].Cheap {
+		t.Errorf("READ, READDIRPLUS and COMMIT may block: they must not be Cheap")
+	}
+}

@@ -49,15 +49,18 @@ var errRecordTooBig = errors.New("rpc: record larger than the limit")
 // the fragment headers claim.
 func readRecord(r *bufio.Reader, buf []byte, max int) ([]byte, error) {
 	buf = buf[:0]
-	var hdr [4]byte
 	for {
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			if err == io.ErrUnexpectedEOF && len(buf) == 0 {
-				return nil, io.EOF
+		// Peek, not ReadFull into an array: the array would escape
+		// through io.Reader and cost an allocation per record.
+		hdr, err := r.Peek(4)
+		if err != nil {
+			if err == io.EOF && len(hdr) > 0 && len(buf) > 0 {
+				err = io.ErrUnexpectedEOF // half a mark inside a record
 			}
 			return nil, err
 		}
-		h := binary.BigEndian.Uint32(hdr[:])
+		h := binary.BigEndian.Uint32(hdr)
+		r.Discard(4)
 		n := int(h &^ lastFragment)
 		if len(buf)+n > max {
 			return nil, errRecordTooBig
@@ -171,7 +174,11 @@ func appendDeniedHeader(b []byte, xid uint32, stat uint32) []byte {
 }
 
 // finishRecord fills in the single-fragment record mark.
-func finishRecord(b []byte) []byte {
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4)|lastFragment)
+func finishRecord(b []byte) []byte { return finishRecordAt(b, 0) }
+
+// finishRecordAt fills in the record mark of the reply that starts at
+// b[at:] (one of a batch).
+func finishRecordAt(b []byte, at int) []byte {
+	binary.BigEndian.PutUint32(b[at:], uint32(len(b)-at-4)|lastFragment)
 	return b
 }

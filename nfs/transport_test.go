@@ -128,9 +128,29 @@ func TestRequestsOnOneConnectionRunConcurrently(t *testing.T) {
 	if xid != 2 {
 		t.Fatalf("first reply is xid %d: the GETATTR waited for the blocked READ", xid)
 	}
+	// A second READ blocks too, and a burst of Cheap calls behind both (as
+	// a kernel client pipelines them) is answered whole while they wait.
+	rawCall(t, conn, 3, 100003, 3, 6, read.B)
+	var lk nfsclient.Enc
+	lk.Opaque(root)
+	lk.String("f")
+	for x := uint32(10); x < 20; x++ {
+		if x%2 == 0 {
+			rawCall(t, conn, x, 100003, 3, 1, ga.B)
+		} else {
+			rawCall(t, conn, x, 100003, 3, 3, lk.B) // LOOKUP
+		}
+	}
+	for x := uint32(10); x < 20; x++ {
+		if got, _ := replyXID(t, conn); got < 10 || got >= 20 {
+			t.Fatalf("reply xid %d while both READs are blocked, want the Cheap calls 10-19", got)
+		}
+	}
 	close(f.release)
-	if xid, _ := replyXID(t, conn); xid != 1 {
-		t.Fatalf("second reply xid %d, want the READ", xid)
+	a, _ := replyXID(t, conn)
+	b, _ := replyXID(t, conn)
+	if a+b != 4 || a*b != 3 {
+		t.Fatalf("replies after the release: xids %d and %d, want the READs 1 and 3", a, b)
 	}
 }
 

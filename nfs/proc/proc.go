@@ -51,15 +51,27 @@ type Info struct {
 	// per changed directory or file for the writes, plus a post_op_attr for
 	// LINK's file.
 	FailAttrs int
+	// Cheap: the answer is a handle walk and attributes (cached listings,
+	// object headers, an overlay's lstat; at worst one small tree decoded on
+	// a miss) or constants, never file content or a write. The transport
+	// answers it on the connection's reading goroutine, between two reads,
+	// its reply coalesced with the others already made: a hand-off to
+	// another goroutine costs more than such a call (bench row 6). What may
+	// wait on I/O for long (READ, READLINK, READDIR and READDIRPLUS, whose
+	// listing may be a big tree not decoded yet, FSSTAT's statfs, every
+	// write, COMMIT) is not Cheap: it runs on its own goroutine, so that one
+	// slow call never holds up the connection. A Cheap reply is small: it is
+	// not charged to the reply budget.
+	Cheap bool
 }
 
 // Table is every procedure, by number.
 var Table = [Count]Info{
-	Null:        {Name: "NULL"},
-	Getattr:     {Name: "GETATTR"},
+	Null:        {Name: "NULL", Cheap: true},
+	Getattr:     {Name: "GETATTR", Cheap: true},
 	Setattr:     {Name: "SETATTR", Write: true, FailAttrs: 2},
-	Lookup:      {Name: "LOOKUP", FailAttrs: 1},
-	Access:      {Name: "ACCESS", FailAttrs: 1},
+	Lookup:      {Name: "LOOKUP", Cheap: true, FailAttrs: 1},
+	Access:      {Name: "ACCESS", Cheap: true, FailAttrs: 1},
 	Readlink:    {Name: "READLINK", FailAttrs: 1},
 	Read:        {Name: "READ", FailAttrs: 1},
 	Write:       {Name: "WRITE", Write: true, FailAttrs: 2},
@@ -74,8 +86,8 @@ var Table = [Count]Info{
 	Readdir:     {Name: "READDIR", FailAttrs: 1},
 	Readdirplus: {Name: "READDIRPLUS", FailAttrs: 1},
 	Fsstat:      {Name: "FSSTAT", FailAttrs: 1},
-	Fsinfo:      {Name: "FSINFO", FailAttrs: 1},
-	Pathconf:    {Name: "PATHCONF", FailAttrs: 1},
+	Fsinfo:      {Name: "FSINFO", Cheap: true, FailAttrs: 1},
+	Pathconf:    {Name: "PATHCONF", Cheap: true, FailAttrs: 1},
 	Commit:      {Name: "COMMIT", Write: true, FailAttrs: 2},
 }
 
