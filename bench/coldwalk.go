@@ -185,15 +185,11 @@ func coldServerRound(bin, repo string, want map[string]string) (coldRound, error
 		return r, err
 	}
 	defer s.stop()
-	c, err := dialWhenUp(s.addr)
+	c, root, err := dialMount(s.addr)
 	if err != nil {
 		return r, err
 	}
 	defer c.Close()
-	root, err := c.Mount("/")
-	if err != nil {
-		return r, err
-	}
 	pid := s.cmd.Process.Pid
 	cpu0 := schedCPU(pid)
 	got, err := walkSizes(c, root)

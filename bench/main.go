@@ -363,22 +363,33 @@ func dialWhenUp(addr string) (*nfsclient.Client, error) {
 	return nfsclient.DialWhenUp(addr, 30*time.Second)
 }
 
-// dialLookup connects to a server coming up, mounts its root and looks up
-// name there.
-func dialLookup(addr, name string) (*nfsclient.Client, []byte, error) {
+// dialMount connects to a server coming up and mounts its root.
+func dialMount(addr string) (*nfsclient.Client, []byte, error) {
 	c, err := dialWhenUp(addr)
 	if err != nil {
 		return nil, nil, err
 	}
 	root, err := c.Mount("/")
-	if err == nil {
-		var fh []byte
-		if fh, _, err = c.Lookup(root, name); err == nil {
-			return c, fh, nil
-		}
+	if err != nil {
+		c.Close()
+		return nil, nil, err
 	}
-	c.Close()
-	return nil, nil, err
+	return c, root, nil
+}
+
+// dialLookup connects to a server coming up, mounts its root and looks up
+// name there.
+func dialLookup(addr, name string) (*nfsclient.Client, []byte, error) {
+	c, root, err := dialMount(addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	fh, _, err := c.Lookup(root, name)
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return c, fh, nil
 }
 
 // rowStart: process start to the first answered READDIRPLUS of the root,

@@ -74,15 +74,11 @@ func readEverything(bin, repo, cacheSize string) (readResult, error) {
 		return r, err
 	}
 	defer s.stop()
-	c, err := dialWhenUp(s.addr)
+	c, root, err := dialMount(s.addr)
 	if err != nil {
 		return r, err
 	}
 	defer c.Close()
-	root, err := c.Mount("/")
-	if err != nil {
-		return r, err
-	}
 	start := time.Now()
 	err = c.WalkPlus(root, 1<<20, func(path string, e nfsclient.Entry) error {
 		if e.Attr == nil || e.Attr.Type != 1 {

@@ -365,21 +365,25 @@ func (f *FS) emptyLocked(n vfs.Node, c *inode) (bool, error) {
 	return bd.Len() == 0, nil
 }
 
+// emptyDirLocked is nil for an empty directory n (inode c if recorded),
+// what RMDIR and a RENAME over a directory require.
+func (f *FS) emptyDirLocked(n vfs.Node, c *inode) error {
+	if n.Type != vfs.Dir {
+		return notDir(n.Path)
+	}
+	empty, err := f.emptyLocked(n, c)
+	if err != nil {
+		return err
+	}
+	if !empty {
+		return fmt.Errorf("%s: %w", n.Path, vfs.ErrNotEmpty)
+	}
+	return nil
+}
+
 // Rmdir implements vfs.Writable.
 func (f *FS) Rmdir(dir vfs.Node, name string) error {
-	return f.removeChild(dir, name, func(n vfs.Node, c *inode) error {
-		if n.Type != vfs.Dir {
-			return notDir(n.Path)
-		}
-		empty, err := f.emptyLocked(n, c)
-		if err != nil {
-			return err
-		}
-		if !empty {
-			return fmt.Errorf("%s: %w", n.Path, vfs.ErrNotEmpty)
-		}
-		return nil
-	})
+	return f.removeChild(dir, name, f.emptyDirLocked)
 }
 
 // removeChild is REMOVE and RMDIR: name goes from dir unless allowed (each
@@ -427,15 +431,8 @@ func (f *FS) Rename(fromDir vfs.Node, fromName string, toDir vfs.Node, toName st
 		}
 		if sn.Type == vfs.Dir {
 			if exists {
-				if tn.Type != vfs.Dir {
-					return notDir(tn.Path)
-				}
-				empty, err := f.emptyLocked(tn, tc)
-				if err != nil {
+				if err := f.emptyDirLocked(tn, tc); err != nil {
 					return err
-				}
-				if !empty {
-					return fmt.Errorf("%s: %w", tn.Path, vfs.ErrNotEmpty)
 				}
 			}
 			// Not into itself: dst's ancestors (all recorded) must not include it.
