@@ -16,9 +16,9 @@ func (s *Store) BlobSize(blob plumbing.Hash) (int64, error) {
 	if b, ok := s.virtual.blob(blob); ok {
 		return int64(len(b)), nil
 	}
-	if v, ok := s.sizes.Load(blob); ok {
+	if n, ok := s.sizes.get(blob); ok {
 		s.stats.SizeCacheHits.Add(1)
-		return v.(int64), nil
+		return n, nil
 	}
 	s.stats.SizeCacheMisses.Add(1)
 	size, err := s.storedSize(blob)
@@ -26,7 +26,7 @@ func (s *Store) BlobSize(blob plumbing.Hash) (int64, error) {
 		return 0, fmt.Errorf("size of blob %s: %w", blob, err)
 	}
 	s.stats.BlobSizesRead.Add(1)
-	s.sizes.Store(blob, size)
+	s.sizes.put(blob, size)
 	return size, nil
 }
 

@@ -105,7 +105,7 @@ type Store struct {
 	trees      *shardedLRU[*Listing]
 	treeFlight flight[*Listing]
 
-	sizes sync.Map // plumbing.Hash -> int64; blob sizes are immutable
+	sizes sizeCache // blob sizes by id, for calls that size one blob
 
 	wholeMax   int64
 	blobs      *lru[[]byte]
