@@ -109,6 +109,7 @@ func (s *Store) ReadBlob(blob plumbing.Hash) ([]byte, error) {
 	}
 	// Too big for the cache: one pass over go-git's stream, outside the
 	// storage lock, instead of the stream pool meant for piecewise reads.
+	defer s.heavy.enter(size)()
 	rc, objSize, err := s.openObject(blob, plumbing.BlobObject)
 	if err != nil {
 		return nil, err
@@ -139,6 +140,7 @@ func (s *Store) wholeBlobInto(blob plumbing.Hash, size int64, p []byte) (n int, 
 		return copy(p, data), nil
 	}
 	s.stats.BlobCacheMisses.Add(1)
+	defer s.heavy.enter(size)()
 	rc, objSize, err := s.openObject(blob, plumbing.BlobObject)
 	if err != nil {
 		return 0, err
@@ -171,6 +173,7 @@ func (s *Store) wholeBlob(blob plumbing.Hash, size int64) ([]byte, error) {
 		if data, ok := s.blobs.get(blob); ok {
 			return data, nil
 		}
+		defer s.heavy.enter(size)()
 		rc, n, err := s.openObject(blob, plumbing.BlobObject)
 		if err != nil {
 			return nil, err
@@ -255,7 +258,9 @@ func (p *streamPool) readAt(s *Store, h plumbing.Hash, size int64, buf []byte, o
 				continue
 			}
 		}
+		leave := s.heavy.enter(size)
 		n, err := b.readAt(s, buf, off)
+		leave()
 		if err != nil {
 			b.dead.Store(true)
 			b.rc.Close()
@@ -293,7 +298,9 @@ func (p *streamPool) acquire(h plumbing.Hash, off int64) *blobStream {
 
 // open starts a new stream at offset 0 and returns it locked and reserved.
 func (p *streamPool) open(s *Store, h plumbing.Hash, size int64) (*blobStream, error) {
+	leave := s.heavy.enter(size) // a delta is resolved whole as it opens
 	rc, n, err := s.openObject(h, plumbing.BlobObject)
+	leave()
 	if err != nil {
 		return nil, err
 	}

@@ -69,6 +69,11 @@ type Options struct {
 	CacheBytes int64
 	// Stats receives internal work counters. nil means a private counter set.
 	Stats *stats.Internal
+	// HeavyReads bounds how many objects of 256 KiB or more are inflated
+	// (or resolved from their deltas) at once; 0 means GOMAXPROCS. More
+	// reads of big objects than cores gain nothing but a longer run queue,
+	// which every other call then waits in (heavy.go).
+	HeavyReads int
 
 	// Unexported knobs for tests (0 means the default).
 	wholeBlobMax   int64 // blobs up to this size are inflated whole and cached
@@ -113,6 +118,8 @@ type Store struct {
 	streams    *streamPool
 
 	virtual virtualObjects // made in memory (virtual.go), never written
+
+	heavy heavyGate
 }
 
 func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer, opts Options) *Store {
@@ -141,6 +148,7 @@ func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer,
 		wholeMax: whole,
 		blobs:    newLRU[[]byte](budget.Blobs),
 		streams:  &streamPool{max: maxStreams, history: hist, budget: budget.Streams},
+		heavy:    newHeavyGate(opts.HeavyReads),
 	}
 }
 

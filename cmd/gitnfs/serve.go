@@ -131,8 +131,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if limit, fromEnv := memoryLimit(cfg.cacheBytes, os.Getenv); !fromEnv {
 		debug.SetMemoryLimit(limit)
 	}
+	heavy := spareProcessor(os.Getenv)
 	census := stats.New()
-	store, err := tree.Open(f.repo, tree.Options{CacheBytes: cfg.cacheBytes, Stats: &census.Internal})
+	store, err := tree.Open(f.repo, tree.Options{CacheBytes: cfg.cacheBytes, Stats: &census.Internal, HeavyReads: heavy})
 	if err != nil {
 		return err
 	}
