@@ -1,8 +1,6 @@
 package nfs
 
 import (
-	"slices"
-
 	"github.com/gitnfs/gitnfs/stats"
 	"github.com/gitnfs/gitnfs/vfs"
 )
@@ -155,7 +153,7 @@ func growForEntries(e *encoder, l *listing, budget int) {
 	for p := l.pos; p < l.end() && need < budget; p++ {
 		need += entryFixed + xdrLen(len(entryName(l, p))) + 4 + fattrLen + 4 + xdrLen(maxHandle)
 	}
-	e.b = slices.Grow(e.b, min(need, budget))
+	e.b = growReply(e.b, min(need, budget))
 }
 
 // maxDirReply caps a READDIRPLUS reply whatever the client asks: it is the

@@ -2,6 +2,7 @@ package nfs
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
@@ -122,16 +123,17 @@ func TestReaddirplusAsksAnAttrLister(t *testing.T) {
 // listing: grown once to what the entries can take, not doubled from 16 KiB
 // on the way (a 1,000-entry reply went through four buffers, and their
 // garbage was most of what a cold walk allocated: 16 collections in a walk
-// of 20,000 entries). A reply of 1,000 entries allocates once more than
-// one of 10, which fits the pooled buffer.
+// of 20,000 entries). A reply of 1,000 entries allocates at most once more
+// than one of 10: the slice header that gives its small buffer back to the
+// pool; the big buffer comes from a pool too.
 func TestReaddirplusGrowsItsReplyOnce(t *testing.T) {
 	allocs := func(n int) (float64, int) {
 		fs := inliningListerFS{&listerFS{n: n}}
 		srv := NewServer(fs, Options{Census: stats.New()})
-		pooled := make([]byte, 0, 16<<10) // what the pool hands a call
 		var e encoder
 		a := testing.AllocsPerRun(20, func() {
-			e = encoder{b: pooled}
+			putBuf(e.b)
+			e = encoder{b: getBuf()} // as a call gets its buffer
 			readdirplusInto(t, srv, fs, &e)
 		})
 		if p, err := nfsclient.DecodeDirReply(e.b, true); err != nil || len(p.Entries) != n+2 || !p.EOF {
@@ -142,6 +144,56 @@ func TestReaddirplusGrowsItsReplyOnce(t *testing.T) {
 	small, _ := allocs(10)
 	big, bytes := allocs(1000)
 	if big > small+1 {
-		t.Errorf("a READDIRPLUS of 1,000 entries (%d bytes) allocates %.0f times, one of 10 entries %.0f: want one more at most", bytes, big, small)
+		t.Errorf("a READDIRPLUS of 1,000 entries (%d bytes) allocates %.0f times, one of 10 entries %.0f", bytes, big, small)
+	}
+}
+
+// bigFileFS is listerFS whose every file is 4 MiB of 'x'.
+type bigFileFS struct{ *listerFS }
+
+func (f bigFileFS) Attr(n vfs.Node) (vfs.Attr, error) {
+	a, err := f.listerFS.Attr(n)
+	if n.Type == vfs.Reg {
+		a.Size = 4 << 20
+	}
+	return a, err
+}
+
+func (f bigFileFS) ReadAt(n vfs.Node, p []byte, off int64) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
+
+// TestBigRepliesReuseTheirBuffers: a 1 MiB READ reply, given back as the
+// writer gives it back, is the next one's buffer: reading 40 MiB allocates
+// nowhere near 40 MiB (a fresh buffer is zeroed and faults in 256 pages).
+func TestBigRepliesReuseTheirBuffers(t *testing.T) {
+	fs := bigFileFS{&listerFS{n: 1}}
+	srv := NewServer(fs, Options{Census: stats.New()})
+	file := vfs.Node{ID: vfs.FileID("big"), Path: "big", Type: vfs.Reg}
+	read := func() {
+		args := encoder{}
+		args.string(string(appendHandle(nil, fs.Fsid(), file)))
+		args.uint64(0)
+		args.uint32(maxRead)
+		d := decoder{b: args.b}
+		e := encoder{b: getBuf()}
+		if st := procs[proc.Read](srv.view(), &call{proc: proc.Read}, &d, &e); st != nfsOK || len(e.b) < maxRead {
+			t.Fatalf("READ: status %d, %d bytes", st, len(e.b))
+		}
+		putBuf(e.b)
+	}
+	read()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const reads = 40
+	for range reads {
+		read()
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / reads; per > 64<<10 {
+		t.Errorf("a 1 MiB READ allocates %d bytes, want its buffer from the pool", per)
 	}
 }
