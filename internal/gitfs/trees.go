@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -138,9 +139,11 @@ type listing struct {
 	dir vfs.Node
 	l   *tree.Listing
 	// l's blob sizes, once an entry's attributes were asked, and whether
-	// this listing read them (else each use is a size-cache hit).
-	sizes     []int64
-	sizesRead bool
+	// this listing read them (else each use is a size-cache hit). Atomic:
+	// a listing may be kept and listed by several calls at once (the
+	// overlay keeps a recorded directory's base listing).
+	sizes     atomic.Pointer[[]int64]
+	sizesRead atomic.Bool
 }
 
 func (l *listing) Len() int          { return len(l.l.Entries) }
@@ -161,13 +164,17 @@ func (l *listing) InlineAttr(i int) (vfs.Attr, bool, error) {
 	}
 	size := int64(-1)
 	if e.Kind.IsBlob() {
-		if l.sizes == nil {
-			l.sizes, l.sizesRead = l.f.store.BlobSizes(l.l)
+		sizes := l.sizes.Load()
+		if sizes == nil {
+			s, read := l.f.store.BlobSizes(l.l)
+			l.sizesRead.Store(read)
+			l.sizes.Store(&s)
+			sizes = &s
 		}
-		if !l.sizesRead {
+		if !l.sizesRead.Load() {
 			l.f.store.Stats().SizeCacheHits.Add(1)
 		}
-		size = l.sizes[i]
+		size = (*sizes)[i]
 	}
 	a, err := l.f.attr(vfs.ChildID(l.dir.ID, e.Name), e, l.dir.Path, e.Name, size)
 	return a, err == nil, err
