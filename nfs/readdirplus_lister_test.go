@@ -70,7 +70,7 @@ func (l attrListing) InlineAttr(i int) (vfs.Attr, bool, error) {
 // into e and decodes the reply.
 func readdirplusReply(t testing.TB, srv *Server, fs vfs.FS, e *encoder) nfsclient.DirPage {
 	t.Helper()
-	readdirplusInto(t, srv, fs, e)
+	readdirplusInto(t, srv, fs, e, 1<<20)
 	p, err := nfsclient.DecodeDirReply(e.b, true)
 	if err != nil {
 		t.Fatal(err)
@@ -78,14 +78,15 @@ func readdirplusReply(t testing.TB, srv *Server, fs vfs.FS, e *encoder) nfsclien
 	return p
 }
 
-// readdirplusInto answers one READDIRPLUS of fs's root into e.
-func readdirplusInto(t testing.TB, srv *Server, fs vfs.FS, e *encoder) {
+// readdirplusInto answers one READDIRPLUS of fs's root (dircount and
+// maxcount both maxcount) into e.
+func readdirplusInto(t testing.TB, srv *Server, fs vfs.FS, e *encoder, maxcount uint32) {
 	args := encoder{}
 	args.string(string(appendHandle(nil, fs.Fsid(), fs.Root())))
 	args.uint64(0)                              // cookie
 	args.b = append(args.b, make([]byte, 8)...) // verifier
-	args.uint32(1 << 20)                        // dircount
-	args.uint32(1 << 20)                        // maxcount
+	args.uint32(maxcount)                       // dircount
+	args.uint32(maxcount)                       // maxcount
 	d := decoder{b: args.b}
 	if st := procs[proc.Readdirplus](srv.view(), &call{proc: proc.Readdirplus}, &d, e); st != nfsOK {
 		t.Fatalf("READDIRPLUS: status %d", st)
@@ -134,7 +135,7 @@ func TestReaddirplusGrowsItsReplyOnce(t *testing.T) {
 		a := testing.AllocsPerRun(20, func() {
 			putBuf(e.b)
 			e = encoder{b: getBuf()} // as a call gets its buffer
-			readdirplusInto(t, srv, fs, &e)
+			readdirplusInto(t, srv, fs, &e, 1<<20)
 		})
 		if p, err := nfsclient.DecodeDirReply(e.b, true); err != nil || len(p.Entries) != n+2 || !p.EOF {
 			t.Fatalf("%d entries (eof %v, %v), want all %d", len(p.Entries), p.EOF, err, n+2)
@@ -168,7 +169,8 @@ func (f bigFileFS) ReadAt(n vfs.Node, p []byte, off int64) (int, error) {
 
 // TestBigRepliesReuseTheirBuffers: a 1 MiB READ reply, given back as the
 // writer gives it back, is the next one's buffer: reading 40 MiB allocates
-// nowhere near 40 MiB (a fresh buffer is zeroed and faults in 256 pages).
+// nowhere near 40 MiB (a fresh buffer is zeroed and faults in 256 pages;
+// without the pools a read allocated 1,059,335 bytes).
 func TestBigRepliesReuseTheirBuffers(t *testing.T) {
 	fs := bigFileFS{&listerFS{n: 1}}
 	srv := NewServer(fs, Options{Census: stats.New()})
@@ -193,7 +195,9 @@ func TestBigRepliesReuseTheirBuffers(t *testing.T) {
 		read()
 	}
 	runtime.ReadMemStats(&after)
-	if per := (after.TotalAlloc - before.TotalAlloc) / reads; per > 64<<10 {
+	// Half a buffer a read at most: the race detector's pools drop a
+	// quarter of what they are given on purpose.
+	if per := (after.TotalAlloc - before.TotalAlloc) / reads; per > 512<<10 {
 		t.Errorf("a 1 MiB READ allocates %d bytes, want its buffer from the pool", per)
 	}
 }

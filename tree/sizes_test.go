@@ -33,17 +33,24 @@ func catFileSizes(t *testing.T, r *g) map[plumbing.Hash]int64 {
 // TestSizesEqualGitCatFile: every object of a repository whose objects
 // are loose, packed whole, packed as deltas and borrowed from an
 // alternate's pack is sized as git sizes it.
-func TestSizesEqualGitCatFile(t *testing.T) {
+// withAlternate makes a repository whose alternate holds (packed) one
+// commit of a file at path: fetched, it is borrowed, not copied.
+func withAlternate(t *testing.T, path string) (r, alt *g) {
 	base := t.TempDir()
-	alt := newRepo(t, filepath.Join(base, "alt"))
-	alt.write("shared.txt", textLines(1, 400))
+	alt = newRepo(t, filepath.Join(base, "alt"))
+	alt.write(path, textLines(1, 400))
 	alt.run("add", "-A")
 	alt.commit("alt")
 	alt.run("repack", "-adq")
 
-	r := newRepo(t, filepath.Join(base, "r"))
+	r = newRepo(t, filepath.Join(base, "r"))
 	writeFile(t, filepath.Join(r.dir, ".git/objects/info/alternates"), filepath.Join(alt.dir, ".git/objects")+"\n")
 	r.run("fetch", "-q", alt.dir, "HEAD") // the alternate has it all: nothing is copied
+	return r, alt
+}
+
+func TestSizesEqualGitCatFile(t *testing.T) {
+	r, alt := withAlternate(t, "shared.txt")
 	for i := 0; i < 4; i++ {
 		r.write("big.txt", textLines(7, 300+40*i)) // later versions delta against earlier
 		r.write("f"+strconv.Itoa(i), textLines(int64(i), 5))
@@ -113,16 +120,7 @@ func TestSizeOfObjectInPackAddedAfterOpen(t *testing.T) {
 // blob) and what is no blob (a directory, a submodule) is -1. A second
 // call reads nothing.
 func TestBlobSizesOfAListingEqualGit(t *testing.T) {
-	base := t.TempDir()
-	alt := newRepo(t, filepath.Join(base, "alt"))
-	alt.write("d/shared.txt", textLines(1, 400))
-	alt.run("add", "-A")
-	alt.commit("alt")
-	alt.run("repack", "-adq")
-
-	r := newRepo(t, filepath.Join(base, "r"))
-	writeFile(t, filepath.Join(r.dir, ".git/objects/info/alternates"), filepath.Join(alt.dir, ".git/objects")+"\n")
-	r.run("fetch", "-q", alt.dir, "HEAD")
+	r, alt := withAlternate(t, "d/shared.txt")
 	r.run("reset", "-q", "--hard", "FETCH_HEAD")
 	for i := 0; i < 4; i++ {
 		// Each version smaller than the last: git deltas it against the
