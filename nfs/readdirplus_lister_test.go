@@ -11,6 +11,9 @@ import (
 	"github.com/gitnfs/gitnfs/vfs"
 )
 
+// racePools is set by race_internal_test.go.
+var racePools bool
+
 // listerFS is a root directory of n files. Its nodes' own attributes
 // (Attr, InlineAttr) say size 1; its listing, an AttrLister, says 1000+i
 // for entry i: which one a READDIRPLUS reply carries shows which path it
@@ -128,6 +131,9 @@ func TestReaddirplusAsksAnAttrLister(t *testing.T) {
 // than one of 10: the slice header that gives its small buffer back to the
 // pool; the big buffer comes from a pool too.
 func TestReaddirplusGrowsItsReplyOnce(t *testing.T) {
+	if racePools {
+		t.Skip("the race detector's pools drop what they are given")
+	}
 	allocs := func(n int) (float64, int) {
 		fs := inliningListerFS{&listerFS{n: n}}
 		srv := NewServer(fs, Options{Census: stats.New()})
@@ -172,6 +178,9 @@ func (f bigFileFS) ReadAt(n vfs.Node, p []byte, off int64) (int, error) {
 // nowhere near 40 MiB (a fresh buffer is zeroed and faults in 256 pages;
 // without the pools a read allocated 1,059,335 bytes).
 func TestBigRepliesReuseTheirBuffers(t *testing.T) {
+	if racePools {
+		t.Skip("the race detector's pools drop what they are given")
+	}
 	fs := bigFileFS{&listerFS{n: 1}}
 	srv := NewServer(fs, Options{Census: stats.New()})
 	file := vfs.Node{ID: vfs.FileID("big"), Path: "big", Type: vfs.Reg}
@@ -195,9 +204,7 @@ func TestBigRepliesReuseTheirBuffers(t *testing.T) {
 		read()
 	}
 	runtime.ReadMemStats(&after)
-	// Half a buffer a read at most: the race detector's pools drop a
-	// quarter of what they are given on purpose.
-	if per := (after.TotalAlloc - before.TotalAlloc) / reads; per > 512<<10 {
+	if per := (after.TotalAlloc - before.TotalAlloc) / reads; per > 64<<10 {
 		t.Errorf("a 1 MiB READ allocates %d bytes, want its buffer from the pool", per)
 	}
 }
