@@ -308,6 +308,14 @@ func (s *Store) packedSize(h plumbing.Hash) (size int64, err error) {
 	return size, err
 }
 
+// ObjectsWithPrefix lists every object whose id begins with the hex
+// abbreviation prefix (any length; git rev-parse --disambiguate lists the
+// same), from the packs and the loose objects of the repository and its
+// alternates.
+func (s *Store) ObjectsWithPrefix(prefix string) ([]plumbing.Hash, error) {
+	return s.hashesWithPrefix(prefix)
+}
+
 // hashesWithPrefix lists the objects whose id starts with the hex prefix
 // (any length, even or odd), across loose objects and pack indexes. Packs
 // are searched in their mapped indexes (tree/packfile): go-git's
