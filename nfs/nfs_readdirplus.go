@@ -62,7 +62,10 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 	attrErrors := 0
 	n := 0
 	p := l.pos
-	fsid := s.fsid
+	// A control directory's revisions are junctions: listed with neither
+	// handle nor attributes, which are another export's (the client's
+	// LOOKUP crosses into it).
+	junctions, _ := l.ents.(*controlListing)
 	for ; p < l.end(); p++ {
 		var node vfs.Node
 		var err error
@@ -75,6 +78,22 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 			node = l.ents.Node(int(p - 2))
 		}
 		name := entryName(l, p)
+		if junctions != nil && p >= 2 && junctions.junction(int(p-2)) {
+			size := entryFixed + xdrLen(len(name)) + 4 + 4
+			if used+size > budget {
+				break
+			}
+			used += size
+			e.bool(true)
+			e.uint64(node.ID)
+			e.string(name)
+			e.uint64(l.cookie(p))
+			e.bool(false) // no attributes
+			e.bool(false) // no handle
+			without[KindDir]++
+			n++
+			continue
+		}
 		a, ok, err := s.inlineAttr(node)
 		if err != nil {
 			// This entry's object is unreadable: list it without attributes
@@ -105,7 +124,7 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 		e.bool(true)
 		hl := handleLen(node)
 		e.uint32(uint32(hl))
-		e.b = appendHandle(e.b, fsid, node)
+		e.b = appendHandle(e.b, s.export, node)
 		e.pad(hl)
 		if p >= 2 {
 			k := s.kindOf(node)
@@ -123,7 +142,7 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 	}
 	e.bool(false)
 	e.bool(p == l.end())
-	s.opts.Census.Dirplus(stats.DirplusReply{WithAttrs: with, WithoutAttrs: without, AttrErrors: attrErrors,
+	s.stats.Dirplus(stats.DirplusReply{WithAttrs: with, WithoutAttrs: without, AttrErrors: attrErrors,
 		Bytes: len(e.b) - resStart, Dircount: dircount, Maxcount: maxcount})
 	return nfsOK
 }

@@ -27,6 +27,7 @@ import (
 // Handler is a go-nfs Handler over an vfs.FS.
 type Handler struct {
 	current func() vfs.FS
+	mount   func(dirpath string) ([]byte, error)
 	log     *slog.Logger
 	lastLog atomic.Int64 // UnixNano of the last refusal logged
 	bfs     *FS
@@ -39,6 +40,11 @@ type Options struct {
 	// (or found missing) in the revision NFS requests run on now, not in
 	// the one the server started with. nfs.Server.FS is the usual one.
 	Current func() vfs.FS
+	// Mount answers a MNT: the handle of the directory dirpath names
+	// (nfs.Server.MountHandle: the served export's paths, "REV:PATH" and
+	// .gitnfs/rev/REV). nil: nfs.MountHandle in Current, which knows only
+	// the served export.
+	Mount func(dirpath string) ([]byte, error)
 	// Log gets one line per refused MNT, naming the path and why; nil
 	// logs nothing.
 	Log *slog.Logger
@@ -55,7 +61,11 @@ func New(opts Options) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{current: opts.Current, log: log, bfs: &FS{current: opts.Current}}
+	mount := opts.Mount
+	if mount == nil {
+		mount = func(dirpath string) ([]byte, error) { return nfs.MountHandle(opts.Current(), dirpath) }
+	}
+	return &Handler{current: opts.Current, mount: mount, log: log, bfs: &FS{current: opts.Current}}
 }
 
 // Serve runs go-nfs with this handler on l: the nfs.Fallback of a server.
@@ -77,7 +87,7 @@ type mounted struct {
 // paths are and what ".." of a mounted subdirectory answers). A refusal is
 // logged with the path and the reason: the client sees only a status.
 func (h *Handler) Mount(ctx context.Context, c net.Conn, req gonfs.MountRequest) (gonfs.MountStatus, billy.Filesystem, []gonfs.AuthFlavor) {
-	root, err := nfs.MountHandle(h.current(), string(req.Dirpath))
+	root, err := h.mount(string(req.Dirpath))
 	if err != nil {
 		st := mountStatus(err)
 		if h.logAllowed() {
@@ -102,6 +112,7 @@ var mountStatusNames = map[gonfs.MountStatus]string{
 	gonfs.MountStatusErrInval:       "MNT3ERR_INVAL",
 	gonfs.MountStatusErrNameTooLong: "MNT3ERR_NAMETOOLONG",
 	gonfs.MountStatusErrIO:          "MNT3ERR_IO",
+	gonfs.MountStatusErrAcces:       "MNT3ERR_ACCES",
 }
 
 // mountStatus is MOUNT3's mountstat3 for a MountHandle error.
@@ -117,6 +128,8 @@ func mountStatus(err error) gonfs.MountStatus {
 		return gonfs.MountStatusErrNameTooLong
 	case errors.Is(err, vfs.ErrStale):
 		return gonfs.MountStatusErrNoEnt
+	case errors.Is(err, vfs.ErrAccess):
+		return gonfs.MountStatusErrAcces
 	}
 	return gonfs.MountStatusErrIO
 }

@@ -30,7 +30,7 @@ func Serve(t testing.TB, fsys vfs.FS, opts nfs.Options) *Server {
 	s := &Server{done: make(chan struct{})}
 	if opts.Fallback == nil {
 		// As gitnfs serve: MOUNT resolves in the FS SetFS last set.
-		opts.Fallback = billyfs.New(billyfs.Options{Current: func() vfs.FS { return s.FS() }, Log: opts.Log})
+		opts.Fallback = billyfs.New(billyfs.Options{Current: func() vfs.FS { return s.FS() }, Mount: func(p string) ([]byte, error) { return s.MountHandle(p) }, Log: opts.Log})
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
