@@ -24,6 +24,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/internal/mount"
 	"github.com/gitnfs/gitnfs/internal/overlay"
+	"github.com/gitnfs/gitnfs/internal/revisions"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/stats"
@@ -54,6 +55,7 @@ type serveFlags struct {
 	maxReplyBytes     string
 	symlinkAttrs      bool
 	async             bool
+	revisions         string
 }
 
 func newServe() *cobra.Command {
@@ -118,6 +120,7 @@ commit's committer time.`,
 	fl.StringVar(&f.maxReplyBytes, "max-reply-bytes", "128MiB", "bytes of READ/READDIR replies in flight at most; beyond it requests wait, then get NFS3ERR_JUKEBOX (0: no limit)")
 	fl.BoolVar(&f.symlinkAttrs, "symlink-attrs", false, "READDIRPLUS lists symlinks with their attributes too (their size is their blob's, as cheap as a file's): a cold walk of a symlink-heavy tree sends no LOOKUP per symlink. Off by default: a symlink's attributes are the client's to ask for. A conflicted path of --merge is never listed with attributes")
 	fl.BoolVar(&f.async, "async", false, "with --overlay: reply before writes reach the disk (knfsd's async; no fsync on WRITE, COMMIT or any change). A crash of the machine may lose what was acknowledged (a kill of the server alone does not); for throwaway sandboxes only")
+	fl.StringVar(&f.revisions, "revisions", "all", "which other revisions may be mounted (MOUNT of /REV: or /REV:PATH) and browsed (.gitnfs/rev in every mount): all, none, or comma-separated patterns over full ref names as git for-each-ref takes them (refs/tags/*,refs/heads/main): a revision is served when a matching ref names its commit")
 	fl.StringVar(&f.statsJSON, "stats-json", "", "on exit, write the op census as JSON to this file")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and the census (/census, /census.json, POST /reset) on this address")
 	return cmd, f
@@ -197,11 +200,27 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		defer ov.Close()
 		served = ov
 	}
+	// Every other revision, each an export of its own sharing the store's
+	// caches (internal/revisions); their work is counted under their own
+	// export in the census.
+	var revs vfs.Revisions
+	if cfg.revisions {
+		revs = revisions.New(store, revisions.Options{
+			FS:    gitfs.Options{UID: cfg.uid, GID: cfg.gid, Inline: inline},
+			Allow: cfg.allow,
+			Stats: func(fsid uint64) *stats.Internal { return &census.Of(stats.RevisionExport(fsid)).Internal },
+			Log:   log,
+		})
+		if f.allowRemote && cfg.allow == nil {
+			log.Warn("--allow-remote without --revisions: every revision of the repository can be mounted by anyone who reaches the port (limit them with --revisions refs/tags/*, or --revisions none)")
+		}
+	}
 	// MOUNT resolves its path in the FS requests run on now (--follow
 	// swaps it), which exists only once srv does.
 	var srv *nfs.Server
 	srv = nfs.NewServer(served, nfs.Options{
-		Fallback:      billyfs.New(billyfs.Options{Current: func() vfs.FS { return srv.FS() }, Log: log}),
+		Fallback:      billyfs.New(billyfs.Options{Current: func() vfs.FS { return srv.FS() }, Mount: func(p string) ([]byte, error) { return srv.MountHandle(p) }, Log: log}),
+		Revisions:     revs,
 		AllowUIDs:     cfg.allowUIDs,
 		AllowAuthNone: f.allowAuthNone,
 		MaxConns:      cfg.maxConns,
