@@ -17,7 +17,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/follow"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/mergefs"
@@ -215,11 +214,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 			log.Warn("--allow-remote without --revisions: every revision of the repository can be mounted by anyone who reaches the port (limit them with --revisions refs/tags/*, or --revisions none)")
 		}
 	}
-	// MOUNT resolves its path in the FS requests run on now (--follow
-	// swaps it), which exists only once srv does.
-	var srv *nfs.Server
-	srv = nfs.NewServer(served, nfs.Options{
-		Fallback:      billyfs.New(billyfs.Options{Current: func() vfs.FS { return srv.FS() }, Mount: func(p string) ([]byte, error) { return srv.MountHandle(p) }, Log: log}),
+	srv := nfs.NewServer(served, nfs.Options{
 		Revisions:     revs,
 		AllowUIDs:     cfg.allowUIDs,
 		AllowAuthNone: f.allowAuthNone,
