@@ -534,6 +534,10 @@ func TestCensusByExport(t *testing.T) {
 	if dirplus(v10) != 2*dirplus(served) && dirplus(v10) < dirplus(served) {
 		t.Errorf("v1.0 walked twice: %d READDIRPLUS, served once: %d", dirplus(v10), dirplus(served))
 	}
+	if !slices.ContainsFunc(v10.RPCs, func(row stats.RPCRow) bool { return row.Name == "MOUNT3.MNT" && row.Calls == 2 }) ||
+		!slices.Equal(v10.Revisions, []string{"v1.0"}) {
+		t.Errorf("the MNTs of /v1.0: are not counted under v1.0's export (%v), or its name is not kept (%v)", v10.RPCs, v10.Revisions)
+	}
 	if r.Total.Calls != v10.Total.Calls+served.Total.Calls {
 		t.Errorf("total %d calls, exports %d + %d", r.Total.Calls, v10.Total.Calls, served.Total.Calls)
 	}
