@@ -48,6 +48,8 @@ var (
 
 type mountOpts struct {
 	background bool
+	server     string         // --server: mount from this running server
+	path       string         // --path: with --server, the directory of the revision to mount
 	serve      *pflag.FlagSet // serve's flags, also accepted by mount and forwarded
 	serveFlags *serveFlags    // what they parsed into
 }
@@ -72,14 +74,23 @@ MOUNTPOINT must be an existing, empty directory. On Linux, mounting needs root.
 mount stays in the foreground: on SIGINT, SIGTERM or SIGHUP it unmounts
 (forcing if the plain unmount is refused), stops the server and exits.
 With --background it returns once mounted; gitnfs umount MOUNTPOINT undoes it.
-Every serve flag is accepted and passed on to the server.`,
+Every serve flag is accepted and passed on to the server.
+
+With --server HOST:PORT (or $GITNFS_SERVER) no server is started: the
+revision --rev (and directory --path) of the repository that server serves is
+mounted from it (MOUNT of HOST:/REV:PATH, resolved by the server then and
+never again), read-only with the long attribute cache of an export that
+cannot change. gitnfs umount unmounts it and leaves the server running.`,
 		Example: `  sudo gitnfs mount --repo ~/src/x --rev v1.2.0 /mnt/x          # Ctrl-C unmounts
+  sudo gitnfs mount --server 127.0.0.1:20490 --rev "$SHA" --background /mnt/job  # from a running server
   sudo gitnfs mount --background --rev origin/main /mnt/x && sudo gitnfs umount /mnt/x
   gitnfs mount --repo . ~/mnt/x                                 # macOS: no sudo on a directory you own`,
 		Args: oneMountpoint("an existing, empty directory to mount on"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runMount(cmd, o, args[0]) },
 	}
 	cmd.Flags().BoolVar(&o.background, "background", false, "return once mounted; the server keeps running until gitnfs umount")
+	cmd.Flags().StringVar(&o.server, "server", os.Getenv(serverEnv), "mount --rev from the gitnfs server already listening on HOST:PORT (default $"+serverEnv+") instead of starting one: it resolves the revision when it is mounted; gitnfs umount leaves the server running")
+	cmd.Flags().StringVar(&o.path, "path", "", "with --server: the directory of the revision to mount (REV:PATH), default its root")
 	// Every serve flag, with serve's defaults; the changed ones are passed on.
 	serveCmd, serveFlags := newServeWithFlags()
 	o.serve, o.serveFlags = serveCmd.Flags(), serveFlags
@@ -158,6 +169,12 @@ func serveArgs(fs *pflag.FlagSet) ([]string, error) {
 }
 
 func runMount(cmd *cobra.Command, o *mountOpts, arg string) error {
+	if o.server != "" {
+		return runMountShared(cmd, o, arg)
+	}
+	if o.path != "" {
+		return fmt.Errorf("--path needs --server: it names a directory of a revision mounted from a running server (a server gitnfs mount starts mounts its root)")
+	}
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	goos := runtime.GOOS
 
@@ -631,7 +648,9 @@ func runUmount(cmd *cobra.Command, arg string) error {
 	if st.Log != "" {
 		os.Remove(st.Log)
 	}
-	if stopped {
+	if st.Shared != "" {
+		fmt.Fprintf(stdout, "gitnfs: unmounted %s (the server at %s keeps running)\n", mp, st.Shared)
+	} else if stopped {
 		fmt.Fprintf(stdout, "gitnfs: unmounted %s and stopped its server (pid %d)\n", mp, st.PID)
 	} else {
 		fmt.Fprintf(stdout, "gitnfs: unmounted %s (its server, pid %d, was already gone)\n", mp, st.PID)
