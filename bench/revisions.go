@@ -162,9 +162,10 @@ func spreadTags(repo string, n int) ([]string, error) {
 	return picked, nil
 }
 
-// lastCommits is the n newest commits of repo's HEAD, oldest first.
+// lastCommits is the n newest commits of the generated repository's main
+// (its HEAD may name another branch: git init's default), oldest first.
 func lastCommits(repo string, n int) ([]string, error) {
-	out, err := git(repo, nil, "rev-list", "--max-count", fmt.Sprint(n), "HEAD")
+	out, err := git(repo, nil, "rev-list", fmt.Sprintf("--max-count=%d", n), "refs/heads/main")
 	if err != nil {
 		return nil, err
 	}

@@ -242,6 +242,16 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		l.Close()
 		return err
 	}
+	if revs != nil {
+		// After the banner: gitnfs mount reads the port from its first line.
+		host, _, _ := mount.ServerHost(l.Addr().String())
+		which := "any revision --rev accepts"
+		if cfg.allow != nil {
+			which = "those a ref matching --revisions " + cfg.allow.String() + " names"
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "  other revisions (%s): mount %s, e.g. /v1.2.0:src, with the same options; or cd .gitnfs/rev/REV in a mount\n",
+			which, mount.SourceOf(host, "/REV:PATH"))
+	}
 	if loop, _ := nfs.IsLoopbackAddr(l.Addr().String()); !loop {
 		fmt.Fprintln(cmd.ErrOrStderr(), nfs.AuthSysWarning)
 	}
