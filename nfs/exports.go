@@ -26,8 +26,8 @@ import (
 
 // revisionSlots caches the export (abilities found once, census row) of the
 // revisions handles name lately, by fsid. A slot is reused only while the
-// Revisions hand back the same FS; one they let go of (idle) is replaced,
-// so at most this many dropped revisions stay reachable from here.
+// Revisions hand back the same FS, and emptied when they let go of it
+// (forgetRevision): an idle revision is reachable from nowhere.
 const revisionSlots = 64
 
 // newExportOf is the export of fs as this server serves it: the served one
@@ -69,6 +69,16 @@ func (s *Server) exportForRevision(fs vfs.FS) *export {
 	x := s.newExportOf(fs, true)
 	slot.Store(x)
 	return x
+}
+
+// forgetRevision lets go of the export of fs, a revision the Revisions let
+// go of: what a slot would keep reachable (the FS, its long paths) is
+// memory an idle revision must not cost.
+func (s *Server) forgetRevision(fs vfs.FS) {
+	slot := &s.revisions[fs.Fsid()%revisionSlots]
+	if x := slot.Load(); x != nil && x.fs == fs {
+		slot.CompareAndSwap(x, nil)
+	}
 }
 
 // resolveHandle maps a handle to its export and node. cur is the served

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/revisions"
@@ -111,4 +112,40 @@ func FuzzMountHandle(f *testing.F) {
 			t.Fatalf("MNT %q gave handle %x, which resolves to %+v (%v)", dirpath, h, n, err)
 		}
 	})
+}
+
+// TestIdleRevisionLeavesNoExport: once the Revisions let go of an idle
+// revision, the server keeps nothing of it either (an idle revision costs
+// no memory), and its handle still resolves, opening it again.
+func TestIdleRevisionLeavesNoExport(t *testing.T) {
+	repo := testrepo.Init(t, true)
+	for _, v := range []string{"one", "two"} {
+		testrepo.Commit(t, repo, map[string]testrepo.File{"f": {Mode: "100644", Data: []byte(v)}}, v)
+		testrepo.Git(t, repo, "tag", v)
+	}
+	store, err := tree.Open(repo, tree.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	snap, _ := store.Resolve("HEAD")
+	srv := NewServer(gitfs.New(store, snap, gitfs.Options{}), Options{Revisions: revisions.New(store, revisions.Options{Idle: time.Millisecond})})
+	h, err := srv.MountHandle("/one:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _, err := srv.resolveHandle(srv.current.Load(), h)
+	if err != nil || srv.revisions[x.fsid%revisionSlots].Load() != x {
+		t.Fatalf("the revision's export is not kept while in use: %v", err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if _, err := srv.MountHandle("/two:"); err != nil { // opening another sweeps
+		t.Fatal(err)
+	}
+	if got := srv.revisions[x.fsid%revisionSlots].Load(); got != nil && got.fs == x.fs {
+		t.Fatal("the server still holds the export of a revision let go of")
+	}
+	if _, n, err := srv.resolveHandle(srv.current.Load(), h); err != nil || n.Type != vfs.Dir {
+		t.Fatalf("the idle revision's handle: %v", err)
+	}
 }

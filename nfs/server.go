@@ -143,6 +143,9 @@ func NewServer(fs vfs.FS, opts Options) *Server {
 	if opts.MaxReplyBytes > 0 {
 		s.budget = newByteBudget(opts.MaxReplyBytes)
 	}
+	if s.revs != nil {
+		s.revs.OnDrop(s.forgetRevision)
+	}
 	s.SetFS(fs)
 	return s
 }

@@ -39,6 +39,11 @@ type Revisions interface {
 	// mtime of the directories List describes, so that a client
 	// revalidates a name such as "main" once the branch moved.
 	State() (verifier uint64, changed time.Time)
+	// OnDrop registers f, called with every export the Revisions let go
+	// of (nobody used it for a while): a frontend forgets what it kept
+	// for it, so that an idle revision costs no memory. Its handles still
+	// resolve (ByFsid opens it again).
+	OnDrop(f func(FS))
 }
 
 // RevEntry is one name in a directory of revisions.

@@ -86,6 +86,9 @@ type Set struct {
 
 	refsMu sync.Mutex
 	refs   *refTable
+
+	dropMu sync.Mutex
+	onDrop []func(vfs.FS)
 }
 
 type entry struct {
@@ -232,16 +235,35 @@ func (s *Set) get(fsid uint64, snap *tree.Snapshot) *entry {
 	return e
 }
 
+// OnDrop implements vfs.Revisions.
+func (s *Set) OnDrop(f func(vfs.FS)) {
+	s.dropMu.Lock()
+	s.onDrop = append(s.onDrop, f)
+	s.dropMu.Unlock()
+}
+
 // sweep lets go of the revisions idle longer than Options.Idle, and of the
-// least recently used beyond Options.MaxOpen.
+// least recently used beyond Options.MaxOpen, and tells OnDrop's callers.
 func (s *Set) sweep(now int64) {
 	s.lastSweep.Store(now)
+	var dropped []vfs.FS
+	defer func() {
+		s.dropMu.Lock()
+		fs := slices.Clone(s.onDrop)
+		s.dropMu.Unlock()
+		for _, d := range dropped {
+			for _, f := range fs {
+				f(d)
+			}
+		}
+	}()
 	idle := int64(s.opts.Idle)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for fsid, e := range s.open {
 		if now-e.used.Load() > idle {
 			delete(s.open, fsid)
+			dropped = append(dropped, e.fs)
 		}
 	}
 	if over := len(s.open) - s.opts.MaxOpen; over > 0 {
@@ -255,6 +277,7 @@ func (s *Set) sweep(now int64) {
 		}
 		slices.SortFunc(all, func(a, b aged) int { return cmp.Compare(a.used, b.used) })
 		for _, a := range all[:over] {
+			dropped = append(dropped, s.open[a.fsid].fs)
 			delete(s.open, a.fsid)
 		}
 	}

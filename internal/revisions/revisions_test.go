@@ -318,6 +318,8 @@ func TestIdleRevisionsAreDropped(t *testing.T) {
 	h := newHistory(t)
 	clock := time.Unix(1e9, 0)
 	s := openSet(t, h.repo, Options{now: func() time.Time { return clock }, MaxOpen: 3})
+	var dropped []uint64
+	s.OnDrop(func(fs vfs.FS) { dropped = append(dropped, fs.Fsid()) })
 	var fsids []uint64
 	for _, rev := range []string{"v1.0", "v1.1", "main"} {
 		fs, err := s.Open(rev)
@@ -340,6 +342,9 @@ func TestIdleRevisionsAreDropped(t *testing.T) {
 	if n := s.OpenCount(); n != 1 {
 		t.Fatalf("%d revisions open after the others were idle for %v, want 1", n, DefaultIdle)
 	}
+	if slices.Sort(dropped); !slices.Equal(dropped, sortedOf(fsids[1], fsids[2])) {
+		t.Fatalf("OnDrop was told of %x, want v1.1's and main's fsids", dropped)
+	}
 	fs, err := s.ByFsid(fsids[2]) // main's handle, after main was dropped
 	if err != nil || !slices.Contains(names(t, fs), "docs") {
 		t.Fatalf("a dropped revision's handle: %v", err)
@@ -355,3 +360,5 @@ func TestIdleRevisionsAreDropped(t *testing.T) {
 		t.Fatalf("%d open, want MaxOpen 3", n)
 	}
 }
+
+func sortedOf(v ...uint64) []uint64 { slices.Sort(v); return v }
