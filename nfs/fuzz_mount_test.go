@@ -1,6 +1,7 @@
 package nfs
 
 import (
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/revisions"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
+	"github.com/gitnfs/gitnfs/stats"
 	"github.com/gitnfs/gitnfs/tree"
 	"github.com/gitnfs/gitnfs/vfs"
 )
@@ -147,5 +149,53 @@ func TestIdleRevisionLeavesNoExport(t *testing.T) {
 	}
 	if _, n, err := srv.resolveHandle(srv.current.Load(), h); err != nil || n.Type != vfs.Dir {
 		t.Fatalf("the idle revision's handle: %v", err)
+	}
+}
+
+// TestRevisionGetattrAllocatesNoMore: a GETATTR of a revision's file (its
+// export found by fsid, its slot reused) allocates no more than the same
+// GETATTR of the served export's file: the way to a revision is free.
+func TestRevisionGetattrAllocatesNoMore(t *testing.T) {
+	repo := testrepo.Init(t, true)
+	testrepo.Commit(t, repo, map[string]testrepo.File{"src/main.go": {Mode: "100644", Data: []byte("package main\n")}}, "one")
+	testrepo.Git(t, repo, "tag", "v1")
+	store, err := tree.Open(repo, tree.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	snap, _ := store.Resolve("HEAD")
+	served := gitfs.New(store, snap, gitfs.Options{})
+	s := NewServer(served, Options{Census: stats.New(), Revisions: revisions.New(store, revisions.Options{})})
+	if _, err := s.MountHandle("/v1:"); err != nil {
+		t.Fatal(err)
+	}
+	rev, err := s.revs.Open("v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocs := func(fs vfs.FS, x *export) float64 {
+		n, err := fs.Resolve("src/main.go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := getattrRecordOf(appendHandle(nil, x, n))
+		c := &conn{s: s, out: make(chan []byte, 1), outCharged: make(chan charged, 1),
+			sem: make(chan struct{}, 1), quit: make(chan struct{})}
+		return testing.AllocsPerRun(500, func() {
+			c.rec = append(c.rec[:0], rec...)
+			if !c.dispatch(c.rec) {
+				t.Fatal("GETATTR was not answered inline")
+			}
+			if st := binary.BigEndian.Uint32(c.batch[28:]); st != 0 {
+				t.Fatalf("GETATTR status %d", st)
+			}
+			c.batch = c.batch[:0]
+		})
+	}
+	a, b := allocs(served, s.current.Load()), allocs(rev, s.exportForRevision(rev))
+	t.Logf("allocations a GETATTR: served %.1f, revision %.1f", a, b)
+	if b > a {
+		t.Errorf("a revision's GETATTR allocates %.1f times, the served export's %.1f", b, a)
 	}
 }
