@@ -38,16 +38,8 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 export PATH=$PATH:/usr/local/go/bin LC_ALL=C
-KEEP=0
-while (($#)); do
-  case $1 in
-    --keep) KEEP=1; shift ;;
-    *) echo "revisions.sh: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
-die() { echo "revisions.sh: ERROR: $1" >&2; exit 2; }
 . "$HERE/lib.sh"
-T0=$SECONDS
+e2e_suite revisions.sh "$@"
 
 WORK=$(mktemp -d /tmp/gitnfs-revisions-e2e.XXXXXX)
 PIDS=()
@@ -63,22 +55,11 @@ trap cleanup EXIT
 mkdir -p "$WORK/bin"
 (cd "$ROOT" && go build -o "$WORK/bin/census" ./e2e/census && go build -o "$WORK/bin/restarter" ./e2e/restarter) \
   || die "go build of e2e/census or e2e/restarter failed"
-if [[ -n ${GITNFS_BIN:-} ]]; then
-  BIN=$GITNFS_BIN
-else
-  (cd "$ROOT" && go build -o "$WORK/bin/gitnfs" ./cmd/gitnfs) || die "go build ./cmd/gitnfs failed"
-  BIN=$WORK/bin/gitnfs
-fi
-
-X=$WORK/extra
-mkdir -p "$X/extra" "$X/bin"
-cp "$HERE/revisions/guest.sh" "$X/extra/run.sh"
-for a in awk cut md5sum sort xargs stat tr head sed touch; do ln -s busybox "$X/bin/$a"; done
+e2e_gitnfs
 # GNU diff, not busybox's: busybox diff -r says nothing of a directory only
 # one side has, and GNU diff is what compares two trees in practice (it
 # takes equal st_dev and st_ino for the same file, and skips it).
-install -D -m 0755 /usr/bin/diff "$X/usr/bin/diff"
-(cd "$X" && find . -mindepth 1 -print0 | sort -z | cpio --null -o -H newc --owner 0:0 --quiet) > "$WORK/extra.cpio"
+e2e_extra_cpio "$HERE/revisions/guest.sh" "awk cut md5sum sort xargs stat tr head sed touch" /usr/bin/diff
 
 # The repository: v1 is 12 directories of 12 files (plain names: the
 # digests are computed the same way by the guest's busybox and the host's

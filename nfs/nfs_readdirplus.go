@@ -68,7 +68,6 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 	junctions, _ := l.ents.(*controlListing)
 	for ; p < l.end(); p++ {
 		var node vfs.Node
-		var err error
 		switch p {
 		case 0:
 			node = l.dir
@@ -78,34 +77,28 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 			node = l.ents.Node(int(p - 2))
 		}
 		name := entryName(l, p)
-		if junctions != nil && p >= 2 && junctions.junction(int(p-2)) {
-			size := entryFixed + xdrLen(len(name)) + 4 + 4
-			if used+size > budget {
-				break
-			}
-			used += size
-			e.bool(true)
-			e.uint64(node.ID)
-			e.string(name)
-			e.uint64(l.cookie(p))
-			e.bool(false) // no attributes
-			e.bool(false) // no handle
-			without[KindDir]++
-			n++
-			continue
-		}
-		a, ok, err := s.inlineAttr(node)
-		if err != nil {
-			// This entry's object is unreadable: list it without attributes
-			// and let the client's own GETATTR report the error for it. The
-			// census counts it as an error, under its own kind: only the FS
-			// says what is conflicted.
-			ok = false
-			if p >= 2 {
-				attrErrors++
+		// A junction (a revision in .gitnfs/rev) has neither attributes
+		// nor a handle here: both are another export's.
+		junction := junctions != nil && p >= 2 && junctions.junction(int(p-2))
+		var a vfs.Attr
+		var ok bool
+		if !junction {
+			var err error
+			if a, ok, err = s.inlineAttr(node); err != nil {
+				// This entry's object is unreadable: list it without
+				// attributes and let the client's own GETATTR report the
+				// error for it. The census counts it as an error, under
+				// its own kind: only the FS says what is conflicted.
+				ok = false
+				if p >= 2 {
+					attrErrors++
+				}
 			}
 		}
-		size := entryFixed + xdrLen(len(name)) + 4 + 4 + xdrLen(handleLen(node))
+		size := entryFixed + xdrLen(len(name)) + 4 + 4
+		if !junction {
+			size += xdrLen(handleLen(node))
+		}
 		if ok {
 			size += fattrLen
 		}
@@ -121,11 +114,13 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 		if ok {
 			putFattr(e, &a)
 		}
-		e.bool(true)
-		hl := handleLen(node)
-		e.uint32(uint32(hl))
-		e.b = appendHandle(e.b, s.export, node)
-		e.pad(hl)
+		e.bool(!junction)
+		if !junction {
+			hl := handleLen(node)
+			e.uint32(uint32(hl))
+			e.b = appendHandle(e.b, s.export, node)
+			e.pad(hl)
+		}
 		if p >= 2 {
 			k := s.kindOf(node)
 			if ok {

@@ -188,12 +188,9 @@ func runMount(cmd *cobra.Command, o *mountOpts, arg string) error {
 	if _, err := checkServeFlags(o.serve, *o.serveFlags, io.Discard); err != nil {
 		return err
 	}
-	mp, err := mount.CheckMountpoint(arg)
+	mp, err := mountTarget(arg)
 	if err != nil {
 		return err
-	}
-	if m, err := mount.IsMounted(mp); err == nil && m {
-		return &mount.MountpointError{Path: arg, Reason: mount.ErrMounted, Detail: "unmount it first: gitnfs umount " + mount.ShellQuote(mp)}
 	}
 	dirs := stateDirs()
 	if st, p, err := mount.FindState(dirs, mp); err == nil {
@@ -207,14 +204,9 @@ func runMount(cmd *cobra.Command, o *mountOpts, arg string) error {
 	if err != nil {
 		return fmt.Errorf("cannot find the gitnfs binary to start the server: %w", err)
 	}
-	if err := mount.CheckRoot(goos, geteuid(), "mounting NFS", exe, commandLine()); err != nil {
+	finder, err := mountTools(goos, exe, mp)
+	if err != nil {
 		return err
-	}
-	finder := mount.DefaultFinder(goos)
-	for _, name := range mount.Required(goos) {
-		if _, err := finder.Find(name); err != nil {
-			return fmt.Errorf("cannot mount %s: %w", mp, err)
-		}
 	}
 	if err := mount.EnsureStateDir(dirs[0], os.Geteuid()); err != nil {
 		return err
@@ -343,6 +335,35 @@ func runMount(cmd *cobra.Command, o *mountOpts, arg string) error {
 		fmt.Fprintf(stderr, "gitnfs: unmounted %s and stopped the server\n", mp)
 		return nil
 	}
+}
+
+// mountTarget checks MOUNTPOINT: an existing, empty directory nothing is
+// mounted on. It returns the path made absolute.
+func mountTarget(arg string) (string, error) {
+	mp, err := mount.CheckMountpoint(arg)
+	if err != nil {
+		return "", err
+	}
+	if m, err := mount.IsMounted(mp); err == nil && m {
+		return "", &mount.MountpointError{Path: arg, Reason: mount.ErrMounted, Detail: "unmount it first: gitnfs umount " + mount.ShellQuote(mp)}
+	}
+	return mp, nil
+}
+
+// mountTools checks what mounting mp needs: root on Linux (the refusal
+// names the sudo command, exe being this binary), and the system's mount
+// programs, which the returned finder finds.
+func mountTools(goos, exe, mp string) (mount.Finder, error) {
+	if err := mount.CheckRoot(goos, geteuid(), "mounting NFS", exe, commandLine()); err != nil {
+		return mount.Finder{}, err
+	}
+	finder := mount.DefaultFinder(goos)
+	for _, name := range mount.Required(goos) {
+		if _, err := finder.Find(name); err != nil {
+			return mount.Finder{}, fmt.Errorf("cannot mount %s: %w", mp, err)
+		}
+	}
+	return finder, nil
 }
 
 // sudoPrefix is how the umount hint starts: Linux needed sudo to mount.

@@ -61,26 +61,18 @@ func runMountShared(cmd *cobra.Command, o *mountOpts, arg string) error {
 	if err != nil {
 		return fmt.Errorf("--server: %w", err)
 	}
-	mp, err := mount.CheckMountpoint(arg)
+	mp, err := mountTarget(arg)
 	if err != nil {
 		return err
-	}
-	if m, err := mount.IsMounted(mp); err == nil && m {
-		return &mount.MountpointError{Path: arg, Reason: mount.ErrMounted, Detail: "unmount it first: gitnfs umount " + mount.ShellQuote(mp)}
 	}
 	dirs := stateDirs()
 	if _, p, err := mount.FindState(dirs, mp); err == nil {
 		os.Remove(p) // a state file whose mount is gone
 	}
 	exe, _ := selfExe()
-	if err := mount.CheckRoot(goos, geteuid(), "mounting NFS", exe, commandLine()); err != nil {
+	finder, err := mountTools(goos, exe, mp)
+	if err != nil {
 		return err
-	}
-	finder := mount.DefaultFinder(goos)
-	for _, name := range mount.Required(goos) {
-		if _, err := finder.Find(name); err != nil {
-			return fmt.Errorf("cannot mount %s: %w", mp, err)
-		}
 	}
 	export := mount.RevisionPath(rev, o.path)
 	fsid, err := checkRevisionMount(o.server, export)
