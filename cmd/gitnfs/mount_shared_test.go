@@ -8,8 +8,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gitnfs/gitnfs/internal/mount"
+	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 )
 
@@ -114,4 +116,30 @@ func mustPort(t *testing.T, addr string) int {
 		t.Fatal(err)
 	}
 	return port
+}
+
+// TestServeRevisionsNone: --revisions none serves --rev alone: no REV:
+// mount, no .gitnfs; by default both are there.
+func TestServeRevisionsNone(t *testing.T) {
+	exe, repo := mtGitnfs(t), mtRepo(t)
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{{nil, true}, {[]string{"--revisions", "none"}, false}} {
+		addr := mtRunningServer(t, exe, repo, tc.args...)
+		c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, merr := c.Mount("/HEAD:")
+		root, err := c.Mount("/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, lerr := c.Lookup(root, ".gitnfs")
+		c.Close()
+		if (merr == nil) != tc.want || (lerr == nil) != tc.want {
+			t.Errorf("serve %v: MNT /HEAD: %v, LOOKUP .gitnfs %v; want both to succeed: %v", tc.args, merr, lerr, tc.want)
+		}
+	}
 }
