@@ -62,7 +62,7 @@ func (c *controlFS) node(path string, kind byte) vfs.Node {
 func (c *controlFS) root() vfs.Node { return c.node(ctlRootPath, ctlRoot) }
 
 func kindOf(n vfs.Node) byte {
-	if !strings.HasPrefix(n.Path, vfs.ControlDir) {
+	if n.Path != ctlRootPath && !strings.HasPrefix(n.Path, ctlRootPath+"/") {
 		return ctlNone
 	}
 	return n.Private[0]

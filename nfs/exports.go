@@ -126,14 +126,11 @@ func inControlDir(h []byte) bool {
 		(len(p) == len(vfs.ControlDir) || p[len(vfs.ControlDir)] == '/')
 }
 
-// errXDev answers a change that names two exports (a RENAME from the served
-// export into .gitnfs/rev, say): NFS3ERR_XDEV, what rename(2) and link(2)
-// across filesystems answer.
-var errXDev = vfs.ErrXDev
-
 // resolve decodes a handle argument into a node, moving the request onto
 // the handle's export. A procedure that changes something stays on its
-// export: a second handle of another one is errXDev.
+// export: a second handle of another one (a RENAME from the served export
+// into .gitnfs/rev, say) is NFS3ERR_XDEV, what rename(2) and link(2) across
+// filesystems answer.
 func (s *view) resolve(h []byte) (vfs.Node, error) {
 	x, n, err := s.Server.resolveHandle(s.served, h)
 	if err != nil {
@@ -141,7 +138,7 @@ func (s *view) resolve(h []byte) (vfs.Node, error) {
 	}
 	if x != s.export {
 		if s.writeCall {
-			return vfs.Node{}, errXDev
+			return vfs.Node{}, vfs.ErrXDev
 		}
 		s.export = x
 	}
