@@ -10,6 +10,8 @@
 #   - from one restarted every 2 s by e2e/restarter (the socket held, as
 #     systemd holds it): /v1: .. /v5: and its root.
 # The guest (e2e/revisions/guest.sh) reports and the host checks, against git:
+#   one-connection          every mount of the stable server (and the revision
+#                           automounted under .gitnfs/rev) uses one TCP connection
 #   diff/mounts, diff/rev   `diff -rq` of v1: and v4: (two mounts), and of
 #                           .gitnfs/rev/v1 and .gitnfs/rev/v4 (one mount), name
 #                           exactly the paths `git diff --name-only v1 v4` names
@@ -172,6 +174,13 @@ revls=$(sed -n 's/^REVLS //p' "$G")
 if [[ $revls == "HEAD main origin v1 v2 v3 v4 v5 " && $(sed -n 's/^REVLS-origin //p' "$G") == "feature " ]]; then
   pass "revls                   .gitnfs/rev: $revls; origin/: feature"
 else fail "revls                   .gitnfs/rev: '$revls', origin/: '$(sed -n 's/^REVLS-origin //p' "$G")'"; fi
+
+# One connection for every mount of the stable server (Linux shares its
+# nfs_client among mounts of one server): one local port in every xprt line.
+read -r -a ports <<< "$(sed -n 's/^XPRT //p' "$G")"
+if ((${#ports[@]} == 5)) && [[ $(printf '%s\n' "${ports[@]}" | sort -u | wc -l) == 1 ]]; then
+  pass "one-connection           the root, v1:, v4:, v3:src and .gitnfs/rev/v4 all ride one connection (local port ${ports[0]})"
+else fail "one-connection           local ports of the stable server's mounts: ${ports[*]:-none}"; fi
 
 # Restarts: enough of them, and no error on any revision mount.
 n=$(grep -c '^restart' "$WORK/out/restarts.log" || true)

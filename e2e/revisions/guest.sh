@@ -74,6 +74,11 @@ step cold-mount-v4 "$MNT_Q4" exact /usr/bin/find "$MNT_Q4/"
 # with .gitnfs/rev/v4 (the client shares it), so already warm.
 step shared-mount-v4 "$MNT_R4" exact /usr/bin/find "$MNT_R4/"
 
+# xprt MOUNTPOINT: the local port of the mount's connection (mountstats'
+# xprt line): mounts of one server share one connection.
+xprt() { awk -v m="$1" '$1 == "device" { on = ($5 == m) } on && $1 == "xprt:" { print $3; exit }' /proc/self/mountstats; }
+echo "XPRT $(xprt "$ROOT") $(xprt "$MNT_R1") $(xprt "$MNT_R4") $(xprt "$MNT_R3S") $(xprt "$ROOT/.gitnfs/rev/v4")"
+
 echo "== two revisions of one server at once, and the same two through .gitnfs/rev"
 difflist "$MNT_R1" "$MNT_R4" | sed 's/^/DIFF mounts /'
 difflist "$ROOT/.gitnfs/rev/v1" "$ROOT/.gitnfs/rev/v4" | sed 's/^/DIFF rev /'
