@@ -203,13 +203,15 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	// caches (internal/revisions); their work is counted under their own
 	// export in the census.
 	var revs vfs.Revisions
+	var revSet *revisions.Set
 	if cfg.revisions {
-		revs = revisions.New(store, revisions.Options{
+		revSet = revisions.New(store, revisions.Options{
 			FS:    gitfs.Options{UID: cfg.uid, GID: cfg.gid, Inline: inline},
 			Allow: cfg.allow,
 			Stats: func(fsid uint64) *stats.Internal { return &census.Of(stats.RevisionExport(fsid)).Internal },
 			Log:   log,
 		})
+		revs = revSet
 		if f.allowRemote && cfg.allow == nil {
 			log.Warn("--allow-remote without --revisions: every revision of the repository can be mounted by anyone who reaches the port (limit them with --revisions refs/tags/*, or --revisions none)")
 		}
@@ -269,6 +271,21 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if revSet != nil {
+		// Idle revisions are let go of even when no request comes to sweep.
+		go func() {
+			t := time.NewTicker(time.Minute)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					revSet.Sweep()
+				}
+			}
+		}()
+	}
 	switch {
 	case f.follow && f.merge != "":
 		// Both sides are followed; a move of either rebuilds the merge

@@ -283,6 +283,12 @@ func (s *Set) sweep(now int64) {
 	}
 }
 
+// Sweep lets go of the revisions idle longer than Options.Idle now. Every
+// Open and (at most every sweepEvery) ByFsid sweeps too; a server calls it
+// now and then (gitnfs serve: every minute) so that revisions are let go of
+// while no request arrives at all.
+func (s *Set) Sweep() { s.sweep(s.now().UnixNano()) }
+
 // OpenCount is how many revisions are open now (memory use; tests).
 func (s *Set) OpenCount() int {
 	s.mu.RLock()

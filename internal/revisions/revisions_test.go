@@ -349,8 +349,14 @@ func TestIdleRevisionsAreDropped(t *testing.T) {
 	if err != nil || !slices.Contains(names(t, fs), "docs") {
 		t.Fatalf("a dropped revision's handle: %v", err)
 	}
+	// With no request at all, Sweep lets go of what is idle.
+	clock = clock.Add(DefaultIdle + time.Second)
+	s.Sweep()
+	if n := s.OpenCount(); n != 0 {
+		t.Fatalf("%d revisions open after Sweep with all of them idle, want 0", n)
+	}
 	// MaxOpen: the least recently used goes first.
-	for _, rev := range []string{"v1.1", "origin/feature", "treetag"} {
+	for _, rev := range []string{"v1.0", "v1.1", "main", "treetag"} { // four exports
 		clock = clock.Add(time.Second)
 		if _, err := s.Open(rev); err != nil {
 			t.Fatal(err)
