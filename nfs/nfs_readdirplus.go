@@ -63,7 +63,10 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 	attrErrors := 0
 	n := 0
 	p := l.pos
-	fsid := s.fsid
+	// A control directory's revisions are junctions: listed with neither
+	// handle nor attributes, which are another export's (the client's
+	// LOOKUP crosses into it).
+	junctions, _ := l.ents.(*controlListing)
 	// A listing that attributes its own entries (a git tree: its blobs
 	// sized together, in pack order) is asked by index, for an FS that
 	// inlines attributes at all.
@@ -73,7 +76,6 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 	}
 	for ; p < l.end(); p++ {
 		var node vfs.Node
-		var err error
 		switch p {
 		case 0:
 			node = l.dir
@@ -83,24 +85,33 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 			node = l.ents.Node(int(p - 2))
 		}
 		name := entryName(l, p)
+		// A junction (a revision in .gitnfs/rev) has neither attributes
+		// nor a handle here: both are another export's.
+		junction := junctions != nil && p >= 2 && junctions.junction(int(p-2))
 		var a vfs.Attr
 		var ok bool
-		if lister != nil && p >= 2 {
-			a, ok, err = lister.InlineAttr(int(p - 2))
-		} else {
-			a, ok, err = s.inlineAttr(node)
-		}
-		if err != nil {
-			// This entry's object is unreadable: list it without attributes
-			// and let the client's own GETATTR report the error for it. The
-			// census counts it as an error, under its own kind: only the FS
-			// says what is conflicted.
-			ok = false
-			if p >= 2 {
-				attrErrors++
+		if !junction {
+			var err error
+			if lister != nil && p >= 2 {
+				a, ok, err = lister.InlineAttr(int(p - 2))
+			} else {
+				a, ok, err = s.inlineAttr(node)
+			}
+			if err != nil {
+				// This entry's object is unreadable: list it without
+				// attributes and let the client's own GETATTR report the
+				// error for it. The census counts it as an error, under
+				// its own kind: only the FS says what is conflicted.
+				ok = false
+				if p >= 2 {
+					attrErrors++
+				}
 			}
 		}
-		size := entryFixed + xdrLen(len(name)) + 4 + 4 + xdrLen(handleLen(node))
+		size := entryFixed + xdrLen(len(name)) + 4 + 4
+		if !junction {
+			size += xdrLen(handleLen(node))
+		}
 		if ok {
 			size += fattrLen
 		}
@@ -116,11 +127,13 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 		if ok {
 			putFattr(e, &a)
 		}
-		e.bool(true)
-		hl := handleLen(node)
-		e.uint32(uint32(hl))
-		e.b = appendHandle(e.b, fsid, node)
-		e.pad(hl)
+		e.bool(!junction)
+		if !junction {
+			hl := handleLen(node)
+			e.uint32(uint32(hl))
+			e.b = appendHandle(e.b, s.export, node)
+			e.pad(hl)
+		}
 		if p >= 2 {
 			k := s.kindOf(node)
 			if ok {
@@ -137,7 +150,7 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 	}
 	e.bool(false)
 	e.bool(p == l.end())
-	s.opts.Census.Dirplus(stats.DirplusReply{WithAttrs: with, WithoutAttrs: without, AttrErrors: attrErrors,
+	s.stats.Dirplus(stats.DirplusReply{WithAttrs: with, WithoutAttrs: without, AttrErrors: attrErrors,
 		Bytes: len(e.b) - resStart, Dircount: dircount, Maxcount: maxcount})
 	return nfsOK
 }

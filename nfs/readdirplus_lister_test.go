@@ -85,7 +85,7 @@ func readdirplusReply(t testing.TB, srv *Server, fs vfs.FS, e *encoder) nfsclien
 // maxcount both maxcount) into e.
 func readdirplusInto(t testing.TB, srv *Server, fs vfs.FS, e *encoder, maxcount uint32) {
 	args := encoder{}
-	args.string(string(appendHandle(nil, fs.Fsid(), fs.Root())))
+	args.string(string(handleWithFsid(fs.Fsid(), fs.Root())))
 	args.uint64(0)                              // cookie
 	args.b = append(args.b, make([]byte, 8)...) // verifier
 	args.uint32(maxcount)                       // dircount
@@ -186,7 +186,7 @@ func TestBigRepliesReuseTheirBuffers(t *testing.T) {
 	file := vfs.Node{ID: vfs.FileID("big"), Path: "big", Type: vfs.Reg}
 	read := func() {
 		args := encoder{}
-		args.string(string(appendHandle(nil, fs.Fsid(), file)))
+		args.string(string(handleWithFsid(fs.Fsid(), file)))
 		args.uint64(0)
 		args.uint32(maxRead)
 		d := decoder{b: args.b}

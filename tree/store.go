@@ -83,7 +83,19 @@ type Options struct {
 }
 
 // Store is a read-only, concurrency-safe view of one repository's objects.
+//
+// Everything but the work counters is shared: WithStats gives a view of the
+// same store (the same storage, caches and budget) that counts its work
+// elsewhere, so that one server's exports (every revision it serves, issue
+// 16) share one set of caches bounded by one --cache-size while the census
+// still says which export caused which work.
 type Store struct {
+	*shared
+	stats *stats.Internal
+}
+
+// shared is the store proper: one per Open.
+type shared struct {
 	path   string // what was opened, for error messages
 	id     string
 	gitDir string // the common git directory; "" for memory storage
@@ -92,7 +104,6 @@ type Store struct {
 	configErr error   // why config is nil, when a file did not parse
 
 	shallow shallowFile // the commits a shallow clone has without parents
-	stats   *stats.Internal
 
 	// mu serializes every call into go-git: its storage (pack scanners,
 	// index maps, descriptors) is not safe for concurrent use.
@@ -119,6 +130,11 @@ type Store struct {
 
 	virtual virtualObjects // made in memory (virtual.go), never written
 
+	// peels is what each annotated tag met by Refs peels to (zero: not a
+	// commit or tree); guarded by peelsMu.
+	peelsMu sync.Mutex
+	peels   map[plumbing.Hash]plumbing.Hash
+
 	heavy heavyGate
 }
 
@@ -136,10 +152,9 @@ func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer,
 	if hist <= 0 {
 		hist = min(streamHistory, budget.Streams/maxStreams)
 	}
-	return &Store{
+	return &Store{stats: st, shared: &shared{
 		path:     path,
 		id:       id,
-		stats:    st,
 		backends: backends,
 		refs:     refs,
 		budget:   budget,
@@ -149,7 +164,14 @@ func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer,
 		blobs:    newLRU[[]byte](budget.Blobs),
 		streams:  &streamPool{max: maxStreams, history: hist, budget: budget.Streams},
 		heavy:    newHeavyGate(opts.HeavyReads),
-	}
+	}}
+}
+
+// WithStats is a view of s that counts its work in st: the same objects,
+// caches and budget (a listing one view decoded is a cache hit for the
+// other). Closing any view closes the store.
+func (s *Store) WithStats(st *stats.Internal) *Store {
+	return &Store{shared: s.shared, stats: st}
 }
 
 // budget splits CacheBytes (the test knob overriding the trees' share).

@@ -39,6 +39,8 @@ func TestServeRefusesEveryBadFlagBeforeServing(t *testing.T) {
 		{[]string{"--idle-timeout", "-1s"}, "--idle-timeout -1s"},
 		{[]string{"--metrics-addr", "9108"}, `--metrics-addr "9108": want HOST:PORT`},
 		{[]string{"--log-level", "loud"}, `--log-level "loud"`},
+		{[]string{"--revisions", "v*"}, `--revisions: pattern "v*" does not name refs by their full name`},
+		{[]string{"--revisions", "refs/tags/*,"}, "an empty pattern"},
 	} {
 		args := append([]string{"serve", "--repo", repo}, tc.args...)
 		_, err := run(t, args...)
