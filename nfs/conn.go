@@ -33,8 +33,8 @@ type conn struct {
 	// write failed, after which nothing more is written.
 	wmu    sync.Mutex
 	broken bool
-	// readBy and writeBy (under wmu) are the deadlines set on nc; see
-	// deadlineDue.
+	// writeBy (under wmu) and readBy (the reading goroutine's) are the
+	// deadlines set on nc; see deadlineDue.
 	readBy, writeBy time.Time
 
 	// Owned by the reading goroutine: the record being read (reused while
