@@ -125,6 +125,19 @@ func (s *Store) reindexLocked() bool {
 // object cache it may consult has its own lock), which is why callers
 // read from it after s.mu is released.
 func (s *Store) openObject(h plumbing.Hash, want plumbing.ObjectType) (io.ReadCloser, int64, error) {
+	rc, size, err := s.openStored(h, want)
+	if s.lazy != nil && errors.Is(err, errObjectNotFound) {
+		// A partial clone's missing object (lazy.go): fetch, then read it.
+		if err := s.fetchMissing(h); err != nil {
+			return nil, 0, fmt.Errorf("%s %s: %w", want, h, err)
+		}
+		return s.openStored(h, want)
+	}
+	return rc, size, err
+}
+
+// openStored opens h from the object stores (see openObject).
+func (s *Store) openStored(h plumbing.Hash, want plumbing.ObjectType) (io.ReadCloser, int64, error) {
 	// Packed objects, nearly all of a cloned repository, are read from the
 	// mapped packs without the storage mutex: it serialised every read of
 	// every client (8 readers of big delta blobs got no more than one).

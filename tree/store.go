@@ -69,6 +69,10 @@ type Options struct {
 	CacheBytes int64
 	// Stats receives internal work counters. nil means a private counter set.
 	Stats *stats.Internal
+	// Promisor says how a partial clone's missing objects are fetched
+	// (lazy.go); it changes nothing for a repository without a promisor
+	// remote.
+	Promisor PromisorOptions
 
 	// Unexported knobs for tests (0 means the default).
 	wholeBlobMax   int64 // blobs up to this size are inflated whole and cached
@@ -78,7 +82,17 @@ type Options struct {
 }
 
 // Store is a read-only, concurrency-safe view of one repository's objects.
+// Several Stores may share one repository's state (NoWait): they differ
+// only in how a call waits for an object a partial clone must fetch.
 type Store struct {
+	*store
+	// nowait: a call that needs an object being fetched from the promisor
+	// remote returns a *PendingError at once instead of waiting (NoWait).
+	nowait bool
+}
+
+// store is the state of one opened repository, shared by its Stores.
+type store struct {
 	path   string // what was opened, for error messages
 	id     string
 	gitDir string // the common git directory; "" for memory storage
@@ -113,6 +127,10 @@ type Store struct {
 	streams    *streamPool
 
 	virtual virtualObjects // made in memory (virtual.go), never written
+
+	// lazy fetches what a partial clone does not hold (lazy.go); nil for
+	// a repository without a promisor remote.
+	lazy *lazyObjects
 }
 
 func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer, opts Options) *Store {
@@ -129,7 +147,7 @@ func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer,
 	if hist <= 0 {
 		hist = min(streamHistory, budget.Streams/maxStreams)
 	}
-	return &Store{
+	return &Store{store: &store{
 		path:     path,
 		id:       id,
 		stats:    st,
@@ -141,7 +159,7 @@ func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer,
 		wholeMax: whole,
 		blobs:    newLRU[[]byte](budget.Blobs),
 		streams:  &streamPool{max: maxStreams, history: hist, budget: budget.Streams},
-	}
+	}}
 }
 
 // budget splits CacheBytes (the test knob overriding the trees' share).
@@ -203,6 +221,9 @@ func (s *Store) Close() error {
 		}
 	}
 	s.mu.Unlock()
+	if s.lazy != nil {
+		s.lazy.fetcher.Close()
+	}
 	s.streams.close()
 	if err := s.closePacked(); err != nil && first == nil {
 		first = err
