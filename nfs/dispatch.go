@@ -44,7 +44,7 @@ func (c *conn) dispatch(rec []byte) (reusable bool) {
 				return false
 			}
 			if proc.Table[cl.proc].Cheap {
-				c.serveInline(p, len(rec), start)
+				c.serveInline(p, rec, start)
 				return true
 			}
 			c.serveConcurrently(*cl, p, rec, start)
@@ -57,13 +57,22 @@ func (c *conn) dispatch(rec []byte) (reusable bool) {
 
 // serveInline answers the Cheap call in c.inline on the reading goroutine,
 // appending its reply to c.batch: no hand-off, no allocation.
-func (c *conn) serveInline(p procFunc, in int, start time.Time) {
+func (c *conn) serveInline(p procFunc, rec []byte, start time.Time) {
 	r := &c.inline
 	at := len(c.batch)
 	r.e.b = appendAcceptedHeader(c.batch, r.call.xid, acceptSuccess)
 	r.d = decoder{b: r.call.args}
 	r.view = view{Server: c.s, export: c.s.current.Load()}
 	status := c.run(p, r)
+	if r.view.pending != nil && c.s.opts.FetchWait > 0 && retryable(r.call.proc, status) {
+		// It needs data being fetched: it waits on its own goroutine,
+		// never on this one (pending.go).
+		c.batch = r.e.b[:at]
+		r.e.b, r.d.b, r.call.args, r.view = nil, nil, nil, view{}
+		c.handOff(p, rec, start)
+		return
+	}
+	in := len(rec)
 	r.e.b = c.fixHeader(r.e.b, at, r.call.xid, status)
 	c.record(r.call, status, in, len(r.e.b)-at, start)
 	c.batch = finishRecordAt(r.e.b, at)
@@ -210,6 +219,9 @@ func (c *conn) serve(p procFunc, r *request) {
 	r.d = decoder{b: call.args}
 	r.view = view{Server: c.s, export: c.s.current.Load()}
 	status := c.run(p, r)
+	if r.view.pending != nil {
+		status = c.rerunWhenReady(p, r, status)
+	}
 	b := c.fixHeader(r.e.b, 0, call.xid, status)
 	c.record(*call, status, in, len(b), r.start)
 	if charge > 0 {

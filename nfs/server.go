@@ -71,6 +71,11 @@ type Options struct {
 	// clients send as a ping with AUTH_NONE. Other flavors (RPCSEC_GSS,
 	// AUTH_DH) are always refused AUTH_BADCRED.
 	AllowAuthNone bool
+	// FetchWait is how long a request whose answer needs data still being
+	// fetched (vfs.Pending: a partial clone's promisor remote) waits for it
+	// before it is answered NFS3ERR_JUKEBOX (pending.go). 0 means 1 s;
+	// negative: JUKEBOX at once.
+	FetchWait time.Duration
 	// Census counts every RPC; nil turns counting off.
 	Census *stats.Census
 	Log    *slog.Logger
@@ -133,6 +138,9 @@ func NewServer(fs vfs.FS, opts Options) *Server {
 	if opts.ReplyWait <= 0 {
 		opts.ReplyWait = DefaultReplyWait
 	}
+	if opts.FetchWait == 0 {
+		opts.FetchWait = DefaultFetchWait
+	}
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -164,6 +172,9 @@ func (s *Server) FS() vfs.FS { return s.current.Load().fs }
 type view struct {
 	*Server
 	*export
+	// pending is what the request met that is still being fetched
+	// (pending.go), if anything.
+	pending vfs.Pending
 }
 
 func (s *Server) view() *view { return &view{Server: s, export: s.current.Load()} }

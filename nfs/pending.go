@@ -1,0 +1,107 @@
+package nfs
+
+// Requests whose answer needs data the filesystem is still fetching (a
+// partial clone's objects, from its promisor remote): the FS answers at
+// once with a vfs.Pending error, and the transport decides how long the
+// request waits and where.
+//
+// The Linux client answers NFS3ERR_JUKEBOX by sleeping
+// NFS_JUKEBOX_RETRY_TIME (5 s) before it asks again, so a JUKEBOX for a
+// fetch that takes 100 ms would cost the application 5 s. A request
+// therefore first waits, for FetchWait (1 s by default), for the fetch it
+// needs; measured over loopback (git daemon, 2 shared cores, loaded), a
+// git fetch of one directory's blobs took 70-350 ms and an object-info
+// round trip 5-60 ms, so nearly every request is answered within the wait
+// and JUKEBOX is left to what it exists for: a fetch that takes seconds (a
+// big blob, a slow remote), where holding the request longer would only
+// pin a slot of the connection. Waiting never happens on the goroutine
+// that reads the connection: a Cheap call (GETATTR, LOOKUP, ACCESS) that
+// meets a Pending is handed to its own goroutine first, so calls for local
+// data keep flowing. At most half of a connection's MaxInFlight slots wait
+// at once; beyond that the answer is JUKEBOX at once, so fetches never
+// starve the connection of slots for unrelated requests.
+
+import (
+	"time"
+
+	"github.com/gitnfs/gitnfs/nfs/proc"
+	"github.com/gitnfs/gitnfs/vfs"
+)
+
+// DefaultFetchWait is Options.FetchWait's default.
+const DefaultFetchWait = time.Second
+
+// notePending remembers err's vfs.Pending in the request's view (the
+// transport then waits for it and runs the request again), and reports
+// whether there was one.
+func (s *view) notePending(err error) bool {
+	if p, ok := vfs.AsPending(err); ok {
+		s.pending = p
+		return true
+	}
+	return false
+}
+
+// retryable reports whether a request that met a Pending may simply be
+// run again once the data is there: its answer was "not yet" (JUKEBOX:
+// nothing was done), or OK from a procedure that changes nothing (it left
+// optional attributes out). A write that succeeded is never run twice.
+func retryable(p, status uint32) bool {
+	if status == nfsErrJukebox {
+		return true
+	}
+	return status == nfsOK && p < proc.Count && !proc.Table[p].Write
+}
+
+// waitPending waits for p until deadline. It reports false when that
+// passed first, or at once when half of the connection's slots are
+// already waiting for fetches.
+func (c *conn) waitPending(p vfs.Pending, deadline time.Time) bool {
+	if int(c.waiting.Add(1)) > cap(c.sem)/2 {
+		c.waiting.Add(-1)
+		return false
+	}
+	defer c.waiting.Add(-1)
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-p.Ready():
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// rerunWhenReady runs r's procedure again each time the data it waited
+// for has arrived, within FetchWait in all. What it then answers (JUKEBOX,
+// or OK without the optional attributes) goes to the client as is.
+func (c *conn) rerunWhenReady(p procFunc, r *request, status uint32) uint32 {
+	wait := c.s.opts.FetchWait
+	if wait <= 0 {
+		return status
+	}
+	deadline := time.Now().Add(wait)
+	ex := r.view.export
+	for r.view.pending != nil && retryable(r.call.proc, status) {
+		if !c.waitPending(r.view.pending, deadline) {
+			break
+		}
+		r.e.b = appendAcceptedHeader(r.e.b[:0], r.call.xid, acceptSuccess)
+		r.d = decoder{b: r.call.args}
+		r.view = view{Server: c.s, export: ex}
+		status = c.run(p, r)
+	}
+	return status
+}
+
+// handOff gives a Cheap call that met a Pending to its own goroutine, with
+// its own copy of the record (the reading goroutine reuses rec).
+func (c *conn) handOff(p procFunc, rec []byte, start time.Time) {
+	own := append(getBuf(), rec...)
+	cl, err := parseCall(own)
+	if err != nil { // it parsed a moment ago
+		putBuf(own)
+		return
+	}
+	c.serveConcurrently(cl, p, own, start)
+}
