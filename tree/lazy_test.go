@@ -3,7 +3,6 @@ package tree
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -19,29 +18,9 @@ import (
 	"github.com/gitnfs/gitnfs/tree/promisor"
 )
 
-// partialFiles is the source tree of the partial-clone tests: directories
-// of small files (one nested), a symlink, an executable, an empty file and
-// a directory with one blob above prefetchBlobMax.
-func partialFiles() map[string]testrepo.File {
-	files := map[string]testrepo.File{
-		"README":      {Mode: "100644", Data: []byte("top\n")},
-		"empty":       {Mode: "100644"},
-		"d1/link":     {Mode: "120000", Data: []byte("f0.txt")},
-		"d2/run.sh":   {Mode: "100755", Data: []byte("#!/bin/sh\necho run\n")},
-		"big/huge":    {Mode: "100644", Data: bytes.Repeat([]byte("0123456789abcdef"), (prefetchBlobMax+4096)/16)},
-		"big/a.txt":   {Mode: "100644", Data: []byte("beside the huge one\n")},
-		"big/b.txt":   {Mode: "100644", Data: []byte(strings.Repeat("b", 3000))},
-		"d0/sub/x.go": {Mode: "100644", Data: []byte("package sub\n")},
-		"d0/sub/y.go": {Mode: "100644", Data: []byte(strings.Repeat("// y\n", 400))},
-	}
-	for d := 0; d < 4; d++ {
-		for i := 0; i < 6; i++ {
-			files[fmt.Sprintf("d%d/f%d.txt", d, i)] = testrepo.File{Mode: "100644",
-				Data: []byte(strings.Repeat(fmt.Sprintf("dir %d file %d\n", d, i), 1+d*97+i*13))}
-		}
-	}
-	return files
-}
+// partialFiles is the source tree of the partial-clone tests, with one
+// blob just above prefetchBlobMax.
+func partialFiles() map[string]testrepo.File { return testremote.SampleFiles(prefetchBlobMax + 4096) }
 
 // partialSource serves partialFiles over git:// and smart HTTP.
 type partialSource struct {

@@ -25,6 +25,31 @@ import (
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 )
 
+// SampleFiles is a tree shaped for partial-clone tests: directories of
+// small files (one nested), a symlink, an executable, an empty file, and a
+// directory holding one blob of big bytes beside two small ones. Sizes vary
+// so that a size off by anything shows.
+func SampleFiles(big int) map[string]testrepo.File {
+	files := map[string]testrepo.File{
+		"README":      {Mode: "100644", Data: []byte("top\n")},
+		"empty":       {Mode: "100644"},
+		"d1/link":     {Mode: "120000", Data: []byte("f0.txt")},
+		"d2/run.sh":   {Mode: "100755", Data: []byte("#!/bin/sh\necho run\n")},
+		"big/huge":    {Mode: "100644", Data: bytes.Repeat([]byte("0123456789abcdef"), big/16)},
+		"big/a.txt":   {Mode: "100644", Data: []byte("beside the huge one\n")},
+		"big/b.txt":   {Mode: "100644", Data: []byte(strings.Repeat("b", 3000))},
+		"d0/sub/x.go": {Mode: "100644", Data: []byte("package sub\n")},
+		"d0/sub/y.go": {Mode: "100644", Data: []byte(strings.Repeat("// y\n", 400))},
+	}
+	for d := 0; d < 4; d++ {
+		for i := 0; i < 6; i++ {
+			files[fmt.Sprintf("d%d/f%d.txt", d, i)] = testrepo.File{Mode: "100644",
+				Data: []byte(strings.Repeat(fmt.Sprintf("dir %d file %d\n", d, i), 1+d*97+i*13))}
+		}
+	}
+	return files
+}
+
 // Source makes a bare repository under a new base directory, configured as
 // a promisor remote must be for partial clones (uploadpack.allowFilter,
 // uploadpack.allowAnySHA1InWant) and serving protocol v2's object-info

@@ -607,8 +607,8 @@ func (f *Fetcher) downErrLocked(remote string) error {
 	if h == nil || !time.Now().Before(h.until) {
 		return nil
 	}
-	return fmt.Errorf("promisor remote %s failed %d time(s) in a row, not asked again for %s (last error: %w)",
-		remote, h.failures, time.Until(h.until).Round(time.Millisecond), h.last)
+	return fmt.Errorf("%d failed round trip(s) in a row to %s, not asked again for %s (last error: %w)",
+		h.failures, remote, time.Until(h.until).Round(time.Millisecond), h.last)
 }
 
 // allDownLocked is the error when every remote is within its backoff.
