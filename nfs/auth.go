@@ -40,9 +40,6 @@ func (s *Server) uidAllowed(c *call) bool {
 	return s.allowUIDs == nil || c.flavor != authSys || s.allowUIDs[c.uid]
 }
 
-// mountErrAcces is MNT3ERR_ACCES.
-const mountErrAcces = 13
-
 // refuseUID answers a call of a uid outside AllowUIDs: NFS3ERR_ACCES in the
 // failure shape of the procedure, or MNT3ERR_ACCES.
 func (c *conn) refuseUID(call call, in int, start time.Time) {

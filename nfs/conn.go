@@ -43,11 +43,6 @@ type conn struct {
 	rec    []byte
 	batch  []byte
 	inline request
-
-	backendMu   sync.Mutex
-	backend     net.Conn
-	backendLink *backendLink
-	pending     sync.Map // xid → forwarded call, for the census
 }
 
 // request is one call's state from its parse to its reply: the reading
@@ -63,12 +58,6 @@ type request struct {
 }
 
 var requestPool = sync.Pool{New: func() any { return new(request) }}
-
-type forwarded struct {
-	prog, vers, proc uint32
-	in               int
-	start            time.Time
-}
 
 func (s *Server) serveConn(nc net.Conn) {
 	c := &conn{
@@ -96,11 +85,6 @@ func (s *Server) serveConn(nc net.Conn) {
 	c.wg.Wait()
 	close(c.quit)
 	<-writerDone
-	c.backendMu.Lock()
-	if c.backend != nil {
-		c.backend.Close()
-	}
-	c.backendMu.Unlock()
 	nc.Close()
 	s.mu.Lock()
 	delete(s.conns, nc)
@@ -108,7 +92,7 @@ func (s *Server) serveConn(nc net.Conn) {
 }
 
 // writeLoop writes the replies of the calls that ran on their own
-// goroutines (and go-nfs's), in the order they finish, batching whatever is
+// goroutines, in the order they finish, batching whatever is
 // ready into one flush. A client that does not take a reply within
 // IdleTimeout loses its connection; the loop then keeps draining (and
 // discarding) replies so that no request waits on it. Once the reader is

@@ -19,7 +19,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
@@ -43,7 +42,7 @@ func serveLogged(t *testing.T, repo string) (*nfsclient.Client, []byte, *logBuf)
 	}
 	logs := &logBuf{}
 	fsys := gitfs.New(store, snap, gitfs.Options{UID: 1000, GID: 1000})
-	srv := nfs.NewServer(fsys, nfs.Options{Fallback: billyfs.NewHandler(fsys), Log: logs.logger()})
+	srv := nfs.NewServer(fsys, nfs.Options{Log: logs.logger()})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -120,16 +120,12 @@ func (c *conn) route(call call, rec []byte, start time.Time) {
 		c.record(call, statusProgMismatch, len(rec), len(e.b), start)
 		c.send(e.b)
 		putBuf(rec)
-	case call.prog == progMount && call.proc < uint32(len(mountProcs)) && mountProcs[call.proc] != nil:
-		c.serveConcurrently(call, mountProcs[call.proc], rec, start)
 	case call.prog == progMount && call.proc == mountProcMnt && !c.s.uidAllowed(&call):
 		c.refuseUID(call, len(rec), start)
 		putBuf(rec)
-	case call.prog == progMount && (call.proc <= mountProcMnt || call.proc == mountProcUmnt):
-		c.forward(call, rec, start)
+	case call.prog == progMount && call.proc < uint32(len(mountProcs)):
+		c.serveConcurrently(call, mountProcs[call.proc], rec, start)
 	case call.prog == progNFS || call.prog == progMount:
-		// go-nfs numbers PROC_UNAVAIL as 2 (PROG_MISMATCH on the wire),
-		// which libnfs cannot decode: answer it ourselves.
 		b := appendAcceptedHeader(getBuf(), call.xid, acceptProcUnavail)
 		c.record(call, statusProcUnavail, len(rec), len(b), start)
 		c.send(b)
@@ -257,6 +253,3 @@ func (c *conn) run(p procFunc, r *request) (status uint32) {
 	}()
 	return p(&r.view, &r.call, &r.d, &r.e)
 }
-
-// mountProcUmnt is MOUNT's UMNT, which go-nfs answers.
-const mountProcUmnt = 3

@@ -333,13 +333,6 @@ func appendNoneCall(b []byte, xid, prog, vers, proc uint32, args []byte) []byte 
 	return append(e.b, args...)
 }
 
-// fallbackProc reports whether dispatch would hand the call to go-nfs,
-// which the in-process dispatcher below does not run.
-func fallbackProc(c call) bool {
-	return c.rpcvers == 2 && c.prog == progMount && c.vers == 3 &&
-		(c.proc <= mountProcMnt || c.proc == mountProcUmnt)
-}
-
 // testConn is a connection without a socket: dispatch puts replies on its
 // channels.
 func testConn(s *Server) (*conn, func()) {
@@ -392,6 +385,13 @@ func FuzzParseCall(f *testing.F) {
 		}
 		f.Add(appendCall(nil, 1, c.prog, c.vers, c.proc, c.uid, args))
 	}
+	for _, dirpath := range []string{"", "/", "/f", "/nope", "/.."} {
+		var e encoder
+		e.string(dirpath)
+		f.Add(appendCall(nil, 5, progMount, 3, mountProcMnt, 1000, e.b))
+	}
+	// A dirpath claiming 2 GiB in a 16-byte argument (go-nfs allocated it).
+	f.Add(appendCall(nil, 6, progMount, 3, mountProcMnt, 1000, []byte{0x7f, 0xff, 0xff, 0xfc, '/', 0, 0, 0}))
 	f.Add(appendNoneCall(nil, 2, progNFS, 3, 0, nil))
 	f.Add(appendNoneCall(nil, 3, progNFS, 3, 1, fh.b))
 	f.Add([]byte{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3})    // RPC version 3
@@ -412,9 +412,6 @@ func FuzzParseCall(f *testing.F) {
 			if c.flavor == authSys && len(rec)-len(c.args) < 4*10+4*5 {
 				t.Fatalf("AUTH_SYS header of %d bytes", len(rec)-len(c.args))
 			}
-		}
-		if err == nil && fallbackProc(c) {
-			return
 		}
 		// The whole path: one well-formed reply with this xid, or none for
 		// what is not a call.
@@ -489,9 +486,24 @@ func checkRPCReply(fs *fuzzFS, c call, rec []byte) string {
 			}
 			if c.prog == progMount {
 				switch c.proc {
-				case mountProcMnt: // refused: status only
-					if d.uint32() != mountErrAcces {
-						return "MNT answered by us but not MNT3ERR_ACCES"
+				case mountProcMnt:
+					switch st := d.uint32(); st {
+					case mountOK:
+						if fh := d.opaque(maxHandle); len(fh) < handleHeader {
+							return fmt.Sprintf("MNT handle of %d bytes", len(fh))
+						}
+						n := d.uint32()
+						if n == 0 || n > 2 {
+							return fmt.Sprintf("MNT lists %d flavors", n)
+						}
+						for range n {
+							if f := d.uint32(); f != authSys && f != authNone {
+								return fmt.Sprintf("MNT lists flavor %d", f)
+							}
+						}
+					case mountErrNoEnt, mountErrNotDir, mountErrInval, mountErrNameLong, mountErrAcces:
+					default:
+						return fmt.Sprintf("MNT status %d", st)
 					}
 				case mountProcDump:
 					if d.uint32() != 0 {

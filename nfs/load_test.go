@@ -29,7 +29,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
@@ -171,7 +170,7 @@ func TestLoad(t *testing.T) {
 	fsys := gitfs.New(store, snap, gitfs.Options{UID: 1000, GID: 1000})
 	// Zero errors means no NFS3ERR_JUKEBOX either, also under the race
 	// detector, where a reply can take seconds: the budget is waited for.
-	srv := nfs.NewServer(fsys, nfs.Options{Fallback: billyfs.NewHandler(fsys), Census: census,
+	srv := nfs.NewServer(fsys, nfs.Options{Census: census,
 		MaxInFlight: loadDepth, MaxReplyBytes: loadReplyBytes, ReplyWait: time.Minute})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

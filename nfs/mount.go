@@ -1,32 +1,133 @@
 package nfs
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/gitnfs/gitnfs/vfs"
 )
 
-// MOUNT v3 (RFC 1813 appendix I). go-nfs answers NULL, MNT and UMNT; the
-// procedures it lacks are answered here, so that clients which ask for the
-// export list (libnfs does unless told auto-traverse-mounts=0, showmount
-// does) get a real answer instead of a malformed error.
+// MOUNT v3 (RFC 1813 appendix I), all of it ours. It was go-nfs's until a
+// client's MNT showed two faults of its decoder: it refuses an empty dirpath
+// (which names the root), and it allocates a dirpath's claimed length (up
+// to 2 GiB, rasky/go-xdr's DecodeFixedOpaque) before reading it, so one
+// 12-byte argument could make the server allocate 2 GiB. Here, as for NFS, every length is checked against the bytes the
+// record holds, and MNT resolves its path through the export it runs on.
 const (
+	mountProcNull    = 0
 	mountProcMnt     = 1
 	mountProcDump    = 2
+	mountProcUmnt    = 3
 	mountProcUmntAll = 4
 	mountProcExport  = 5
 )
 
 var mountProcs = [...]procFunc{
+	mountProcNull:    onMountNull,
+	mountProcMnt:     onMountMnt,
 	mountProcDump:    onMountDump,
+	mountProcUmnt:    onMountUmnt,
 	mountProcUmntAll: onMountUmntAll,
 	mountProcExport:  onMountExport,
+}
+
+// mountstat3 values.
+const (
+	mountOK          = 0
+	mountErrNoEnt    = 2
+	mountErrIO       = 5
+	mountErrAcces    = 13
+	mountErrNotDir   = 20
+	mountErrInval    = 22
+	mountErrNameLong = 63
+)
+
+func onMountNull(s *view, c *call, d *decoder, e *encoder) uint32 { return 0 }
+
+// onMountMnt answers MNT with the handle of the directory dirpath names
+// (MountHandle) and the flavors this server accepts: AUTH_SYS, and AUTH_NONE
+// only when it is allowed (a client picks from this list; offering a flavor
+// that every call would then be refused with serves nobody). A refusal is
+// logged with the path and why: the client sees only a status.
+func onMountMnt(s *view, c *call, d *decoder, e *encoder) uint32 {
+	// dirpath<MNTPATHLEN>: a longer one that the record really holds is
+	// answered NAMETOOLONG below; one it does not hold is garbage.
+	p := d.opaque(len(d.b))
+	if d.err != nil {
+		return statusGarbageArgs
+	}
+	dirpath := string(p)
+	fh, err := MountHandle(s.fs, dirpath)
+	if err != nil {
+		st := mountStatus(err)
+		if s.limited(&s.mountLog) {
+			s.log.Warn("MOUNT refused", "path", dirpath, "status", mountStatusName(st), "err", err)
+		}
+		e.uint32(st)
+		return st
+	}
+	e.uint32(mountOK)
+	e.uint32(uint32(len(fh)))
+	e.b = append(e.b, fh...)
+	e.pad(len(fh))
+	if s.opts.AllowAuthNone {
+		e.uint32(2)
+		e.uint32(authSys)
+		e.uint32(authNone)
+	} else {
+		e.uint32(1)
+		e.uint32(authSys)
+	}
+	return mountOK
+}
+
+// mountStatus is MOUNT3's mountstat3 for a MountHandle error.
+func mountStatus(err error) uint32 {
+	switch {
+	case errors.Is(err, vfs.ErrNoEnt), errors.Is(err, vfs.ErrStale):
+		return mountErrNoEnt
+	case errors.Is(err, vfs.ErrNotDir):
+		return mountErrNotDir
+	case errors.Is(err, vfs.ErrInval):
+		return mountErrInval
+	case errors.Is(err, vfs.ErrNameTooLong):
+		return mountErrNameLong
+	case errors.Is(err, vfs.ErrPerm):
+		return mountErrAcces
+	}
+	return mountErrIO
+}
+
+func mountStatusName(st uint32) string {
+	switch st {
+	case mountErrNoEnt:
+		return "MNT3ERR_NOENT"
+	case mountErrNotDir:
+		return "MNT3ERR_NOTDIR"
+	case mountErrInval:
+		return "MNT3ERR_INVAL"
+	case mountErrNameLong:
+		return "MNT3ERR_NAMETOOLONG"
+	case mountErrAcces:
+		return "MNT3ERR_ACCES"
+	}
+	return "MNT3ERR_IO"
 }
 
 // onMountDump: the mount list is advisory and we keep none.
 func onMountDump(s *view, c *call, d *decoder, e *encoder) uint32 {
 	e.bool(false)
+	return 0
+}
+
+// onMountUmnt: nothing to forget (no mount list is kept), but the argument
+// is still checked.
+func onMountUmnt(s *view, c *call, d *decoder, e *encoder) uint32 {
+	d.opaque(maxMountPath)
+	if d.err != nil {
+		return statusGarbageArgs
+	}
 	return 0
 }
 

@@ -1,16 +1,16 @@
-// Package nfs is the NFSv3 protocol side of gitnfs. It owns the transport
-// and every NFSv3 procedure, with hand-written XDR and concurrent dispatch
-// per connection, and hands MOUNT's NULL, MNT and UMNT to an unmodified
-// go-nfs server behind an in-memory pipe.
+// Package nfs is the NFSv3 protocol side of gitnfs: the transport, every
+// NFSv3 procedure and the MOUNT program, with hand-written XDR and
+// concurrent dispatch per connection, over a vfs.FS.
 //
-// Why split it this way: go-nfs registers its procedures in its own init and
-// they cannot be replaced from outside, it answers one request at a time per
-// connection (Linux puts a whole mount on one connection, so one slow READ
-// would stall every LOOKUP behind it), and it encodes XDR by reflection. The
-// read path is where a build's walk spends its RPCs, so it is ours. The
-// write procedures of a read-only export are one line each (ROFS), and
-// go-nfs gets two of them wrong, so they are ours too. MOUNT is rare and
-// go-nfs answers it correctly; the MOUNT procedures it lacks are ours.
+// Why our own and not go-nfs's: go-nfs registers its procedures in its own
+// init and they cannot be replaced from outside, it answers one request at a
+// time per connection (Linux puts a whole mount on one connection, so one
+// slow READ would stall every LOOKUP behind it), it encodes XDR by
+// reflection, and its decoders allocate a claimed length before reading it.
+// The read path is where a build's walk spends its RPCs; the write
+// procedures of a read-only export are one line each (ROFS), which go-nfs
+// gets wrong for two of them; MOUNT's MNT is where a mount path is resolved
+// (see mount.go). go-nfs stays the peer we measure against (bench/).
 package nfs
 
 import (
@@ -27,8 +27,6 @@ import (
 
 // Options configure a Server.
 type Options struct {
-	// Fallback serves MOUNT and every procedure we do not own. Required.
-	Fallback Fallback
 	// MaxInFlight bounds concurrently executing requests per connection.
 	// 0 means 64: enough to keep both cores busy behind a client's
 	// readahead while bounding memory (a READ reply is at most 1 MiB).
@@ -81,14 +79,6 @@ type Options struct {
 	Log    *slog.Logger
 }
 
-// Fallback serves what this package hands over (MOUNT's NULL, MNT and UMNT)
-// on the listener it is given: an in-memory pipe per client connection.
-// billyfs.Handler is go-nfs behind it; an interface keeps go-nfs, and the
-// go-git packages it links, out of the protocol package.
-type Fallback interface {
-	Serve(l net.Listener) error
-}
-
 // Defaults of Options.
 const (
 	DefaultIdleTimeout   = 6 * time.Minute
@@ -105,9 +95,6 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 
-	pipes     *pipeListener
-	startOnce sync.Once
-
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
 	done  bool
@@ -115,7 +102,7 @@ type Server struct {
 	allowUIDs map[uint32]bool // nil: every uid
 	budget    *byteBudget     // nil: no bound
 	// Rate limits of repeated warnings (unix nanoseconds of the last one).
-	refusedConnLog, deniedLog, jukeboxLog atomic.Int64
+	refusedConnLog, deniedLog, jukeboxLog, mountLog atomic.Int64
 }
 
 // NewServer returns a server for fs.
@@ -181,7 +168,6 @@ func (s *Server) view() *view { return &view{Server: s, export: s.current.Load()
 
 // Serve accepts connections on l until l is closed or Close is called.
 func (s *Server) Serve(l net.Listener) error {
-	s.startBackend()
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -219,7 +205,7 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 }
 
-// Close drops every connection and stops the backend.
+// Close drops every connection.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.done = true
@@ -227,17 +213,7 @@ func (s *Server) Close() error {
 		c.Close()
 	}
 	s.mu.Unlock()
-	if s.pipes != nil {
-		s.pipes.Close()
-	}
 	return nil
-}
-
-func (s *Server) startBackend() {
-	s.startOnce.Do(func() {
-		s.pipes = newPipeListener()
-		go func() { _ = s.opts.Fallback.Serve(s.pipes) }()
-	})
 }
 
 // limited reports whether a rate-limited log line may be written now (at

@@ -16,12 +16,12 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/internal/nfstest"
 	"github.com/gitnfs/gitnfs/nfs"
@@ -122,11 +122,8 @@ func (l *logBuf) logger() *slog.Logger {
 // server's own goroutines are running when it returns.
 func serveWire(t *testing.T, f vfs.FS, opts nfs.Options) string {
 	t.Helper()
-	if opts.Fallback == nil {
-		opts.Fallback = billyfs.NewHandler(f)
-	}
 	srv := nfstest.Serve(t, f, opts)
-	// One full round trip, through go-nfs too, so that everything the
+	// One full round trip, a MNT too, so that everything the
 	// server starts once is running before a test counts goroutines.
 	c, err := nfsclient.Dial(srv.Addr)
 	if err != nil {
@@ -604,11 +601,51 @@ func TestMountOfWhatIsNotADirectoryIsRefused(t *testing.T) {
 			t.Fatalf("MNT %q: %v", p, err)
 		}
 	}
-	// UMNT reaches go-nfs and is answered (a void reply).
+	// UMNT is answered (a void reply).
 	var e nfsclient.Enc
 	e.String("/")
 	if body, err := c.Call(100005, 3, 3, e.B); err != nil || len(body) != 0 {
 		t.Errorf("UMNT: %x %v", body, err)
+	}
+}
+
+// TestMountArgumentsAreBounded: a MNT whose dirpath claims more bytes
+// than its record holds is GARBAGE_ARGS (go-nfs, which served MNT before,
+// allocated the claimed 2 GiB first), and the connection serves on; the
+// flavors MNT offers are the ones the server accepts.
+func TestMountArgumentsAreBounded(t *testing.T) {
+	for _, allowNone := range []bool{false, true} {
+		addr := serveWire(t, &wireFS{size: 10}, nfs.Options{AllowAuthNone: allowNone})
+		c, err := nfsclient.Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.UID, c.GID = 1000, 1000
+		_, err = c.Call(100005, 3, 1, []byte{0x7f, 0xff, 0xff, 0xfc, '/', 0, 0, 0})
+		var rpcErr *nfsclient.RPCError
+		if !errors.As(err, &rpcErr) || rpcErr.Denied || rpcErr.Stat != 4 {
+			t.Errorf("MNT claiming a 2 GiB dirpath: %v, want GARBAGE_ARGS", err)
+		}
+		var e nfsclient.Enc
+		e.String("/")
+		body, err := c.Call(100005, 3, 1, e.B)
+		if err != nil {
+			t.Fatalf("MNT / after a malformed MNT: %v", err)
+		}
+		d := nfsclient.Dec{B: body}
+		st, _ := d.U32(), d.Opaque()
+		var flavors []uint32
+		for n := d.U32(); n > 0 && d.Err == nil; n-- {
+			flavors = append(flavors, d.U32())
+		}
+		want := []uint32{1}
+		if allowNone {
+			want = []uint32{1, 0}
+		}
+		if st != 0 || d.Err != nil || !slices.Equal(flavors, want) {
+			t.Errorf("AllowAuthNone=%v: MNT / status %d flavors %v (%v), want 0 %v", allowNone, st, flavors, d.Err, want)
+		}
 	}
 }
 

@@ -17,7 +17,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/follow"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/mergefs"
@@ -207,11 +206,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		defer ov.Close()
 		served = ov
 	}
-	// MOUNT resolves its path in the FS requests run on now (--follow
-	// swaps it), which exists only once srv does.
-	var srv *nfs.Server
-	srv = nfs.NewServer(served, nfs.Options{
-		Fallback:      billyfs.New(billyfs.Options{Current: func() vfs.FS { return srv.FS() }, Log: log}),
+	srv := nfs.NewServer(served, nfs.Options{
 		AllowUIDs:     cfg.allowUIDs,
 		AllowAuthNone: f.allowAuthNone,
 		MaxConns:      cfg.maxConns,

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/follow"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
@@ -42,7 +41,7 @@ func TestFollowSwitchesAtomicallyAndKeepsUnchangedTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs1 := gitfs.New(store, snap, gitfs.Options{})
-	srv := nfs.NewServer(fs1, nfs.Options{Fallback: billyfs.NewHandler(fs1)})
+	srv := nfs.NewServer(fs1, nfs.Options{})
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	go srv.Serve(l)
 	defer func() { l.Close(); srv.Close() }()

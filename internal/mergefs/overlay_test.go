@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/internal/overlay"
 	"github.com/gitnfs/gitnfs/merge3"
@@ -28,7 +27,7 @@ func TestOverlayOnTheMergeView(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ov.Close()
-	srv := nfs.NewServer(ov, nfs.Options{Fallback: billyfs.NewHandler(ov)})
+	srv := nfs.NewServer(ov, nfs.Options{})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

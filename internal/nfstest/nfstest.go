@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/vfs"
@@ -22,16 +21,11 @@ type Server struct {
 	done chan struct{}
 }
 
-// Serve starts a server for fsys on 127.0.0.1 (opts.Fallback defaults to
-// the go-nfs handler gitnfs serve uses, following SetFS). It stops when the test ends, or
-// earlier with Stop.
+// Serve starts a server for fsys on 127.0.0.1. It stops when the test ends,
+// or earlier with Stop.
 func Serve(t testing.TB, fsys vfs.FS, opts nfs.Options) *Server {
 	t.Helper()
 	s := &Server{done: make(chan struct{})}
-	if opts.Fallback == nil {
-		// As gitnfs serve: MOUNT resolves in the FS SetFS last set.
-		opts.Fallback = billyfs.New(billyfs.Options{Current: func() vfs.FS { return s.FS() }, Log: opts.Log})
-	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitnfs/gitnfs/internal/billyfs"
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/internal/nfstest"
@@ -47,7 +46,7 @@ func serveForever(repo, dir string) error {
 	if err != nil {
 		return err
 	}
-	srv := nfs.NewServer(o.fs, nfs.Options{Fallback: billyfs.NewHandler(o.fs)})
+	srv := nfs.NewServer(o.fs, nfs.Options{})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
