@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -20,29 +21,46 @@ import (
 // running git fetch, which writes it into the object store where this
 // store, and every later git command, finds it.
 //
-// Batching is by directory, because clients read by directory: every tree
-// decoded here notes which of its blobs are missing (parents), so that the
-// first miss in a directory asks for the rest of it too:
+// Batching follows how clients read: by directory, and along a walk.
+// Every tree decoded here notes which of its blobs are missing and which
+// tree lists it (parents), so that a miss finds its directory:
 //   - a size (READDIRPLUS sizes every file it lists): one object-info
-//     request for every missing blob of the directory whose size is not
-//     known yet;
-//   - content (a READ): the blob read and, in the same git fetch, the
+//     request for every unsized missing blob of the directory and, breadth
+//     first, of the directories below it, up to sizeBatch ids: a walk then
+//     costs one round trip per sizeBatch blobs, not one per directory;
+//   - content (a READ): the blob read and, in the same git fetch, its
 //     directory's other missing blobs of known size, up to prefetchBytes
-//     (blobs bigger than prefetchBlobMax only when they are read);
+//     (a blob over prefetchBlobMax only when it is read). When reads have
+//     moved through walkStreak directories, each within walkWindow of the
+//     last (cat -r, grep -r, a build), the prefetch goes on in depth-first
+//     order past the directory (its subdirectories, then what follows it in
+//     its parent, and up), within the same bounds;
 //   - without object-info, a size costs the content: the directory's
 //     missing blobs are fetched in one batch when it is first sized (git
 //     backfill batches by path the same way), unless
 //     PromisorOptions.ListWithoutSizes, where a listing leaves them without
 //     attributes and the first stat of one fetches the directory.
 
-// Prefetch bounds (see above): one read of a file brings its directory's
-// other missing files up to 16 MiB, none bigger than 4 MiB, in the same
-// round trip. A source tree's directory fits (the e2e tree's biggest, 2,000
-// files of up to 200 KiB, takes two); a directory of big assets is fetched
-// as it is read, a 4 MiB file at a time at most beyond the one asked.
+// Batch bounds. A READ prefetches up to 16 MiB, no blob over 4 MiB, in the
+// round trip it makes anyway: a source tree's directory fits (the e2e
+// tree's biggest, 2,000 files of up to 200 KiB, takes two), and a point
+// read of one file costs at most 16 MiB more than the file. object-info
+// costs about 45 bytes an id each way, so one request asks for 4,096
+// sizes: on the 17,000-file e2e tree (3,952 directories holding blobs) a
+// cold walk took 3,896 object-info round trips one directory at a time.
 const (
 	prefetchBytes   = 16 << 20
 	prefetchBlobMax = 4 << 20
+	prefetchObjects = 8192
+	sizeBatch       = 4096
+	// scanMax bounds the tree entries one batch looks at (decoding local
+	// trees as it goes), so that a walk-ahead through a huge tree whose
+	// sizes are mostly unknown stays cheap.
+	scanMax = 8 * sizeBatch
+	// A walk is walkStreak content misses in different directories, each
+	// within walkWindow of the previous one.
+	walkStreak = 3
+	walkWindow = 5 * time.Second
 )
 
 // PromisorOptions says how a partial clone's missing objects are fetched.
@@ -60,6 +78,9 @@ type PromisorOptions struct {
 	Git string
 	// MaxRunning bounds concurrent fetches (and object-info requests); 0: 4.
 	MaxRunning int
+	// SizeBatch bounds the ids one object-info request asks beyond the
+	// directory missed in; 0: sizeBatch (4,096).
+	SizeBatch int
 }
 
 // PendingError is what a NoWait store answers while an object it needs is
@@ -83,7 +104,15 @@ func (e *PendingError) Ready() <-chan struct{} { return e.ready }
 type lazyObjects struct {
 	fetcher          *promisor.Fetcher
 	listWithoutSizes bool
-	parents          parentIndex
+	sizeBatch        int
+	parents          parentIndex // missing blob -> the tree listing it
+	treeParents      parentIndex // tree -> the tree listing it
+	// The last content miss's directory and time, and how many misses in
+	// different directories came in a row (walking).
+	mu      sync.Mutex
+	lastDir plumbing.Hash
+	lastAt  time.Time
+	streak  int
 	// unsized are blobs object-info gave no size for (no remote knew
 	// them): their size comes with their content.
 	unsized sync.Map // plumbing.Hash -> struct{}
@@ -128,11 +157,16 @@ func (s *Store) openLazy(opts Options) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	l := &lazyObjects{listWithoutSizes: opts.Promisor.ListWithoutSizes}
+	l := &lazyObjects{listWithoutSizes: opts.Promisor.ListWithoutSizes, sizeBatch: opts.Promisor.SizeBatch}
+	if l.sizeBatch <= 0 {
+		l.sizeBatch = sizeBatch
+	}
 	// An entry costs about 60 bytes; a quarter of the trees' share of the
 	// budget holds a million of them at the default --cache-size.
 	l.parents.max = max(1<<16, int(s.budget.Trees/4/64))
 	l.parents.m = make(map[plumbing.Hash]plumbing.Hash)
+	l.treeParents.max = l.parents.max
+	l.treeParents.m = make(map[plumbing.Hash]plumbing.Hash)
 	l.fetcher = promisor.New(promisor.Options{
 		GitDir:     s.gitDir,
 		Remotes:    remotes,
@@ -196,33 +230,204 @@ func (s *Store) hasLocal(h plumbing.Hash) bool {
 // that a miss on one finds its directory.
 func (s *Store) noteListing(dir plumbing.Hash, l *Listing) {
 	for _, e := range l.Entries {
-		if e.Kind.IsDir() {
-			continue
-		}
-		if _, found, _ := s.mappedSize(e.Hash); !found {
-			s.lazy.parents.note(e.Hash, dir)
+		switch {
+		case e.Kind == Dir:
+			s.lazy.treeParents.note(e.Hash, dir)
+		case e.Kind == Gitlink:
+		default:
+			if _, found, _ := s.mappedSize(e.Hash); !found {
+				s.lazy.parents.note(e.Hash, dir)
+			}
 		}
 	}
 }
 
-// siblings are the other blobs of blob's directory that are not in the
-// object store and that keep(h) accepts; nil when its directory is not
-// known or not cached (the miss is then fetched alone).
-func (s *Store) siblings(blob plumbing.Hash, keep func(h plumbing.Hash) bool) []plumbing.Hash {
+// localListing is tree t's listing if the object store holds t (a
+// partial clone with a tree filter may not: batching never fetches trees).
+func (s *Store) localListing(t plumbing.Hash) (*Listing, bool) {
+	if l, ok := s.trees.get(t); ok {
+		return l, true
+	}
+	if !s.hasLocal(t) {
+		return nil, false
+	}
+	l, err := s.Listing(t)
+	return l, err == nil
+}
+
+// sizeBatch is what one object-info request asks with blob: the unsized
+// missing blobs of its directory and, breadth first, of the directories
+// below it, up to PromisorOptions.SizeBatch (the directory's own always).
+func (s *Store) sizeBatch(blob plumbing.Hash) []plumbing.Hash {
 	dir, ok := s.lazy.parents.of(blob)
 	if !ok {
 		return nil
 	}
-	l, ok := s.trees.get(dir)
+	var out []plumbing.Hash
+	queue, seen, scanned := []plumbing.Hash{dir}, map[plumbing.Hash]bool{dir: true}, 0
+	for len(queue) > 0 && len(out) < s.lazy.sizeBatch && scanned < scanMax {
+		l, ok := s.localListing(queue[0])
+		queue = queue[1:]
+		if !ok {
+			continue
+		}
+		scanned += len(l.Entries)
+		for _, e := range l.Entries {
+			switch {
+			case e.Kind == Dir:
+				if !seen[e.Hash] {
+					seen[e.Hash] = true
+					queue = append(queue, e.Hash)
+				}
+			case e.Kind == Gitlink, e.Hash == blob:
+			default:
+				_, sized := s.sizes.Load(e.Hash)
+				_, unsized := s.lazy.unsized.Load(e.Hash)
+				if !sized && !unsized && !s.hasLocal(e.Hash) {
+					out = append(out, e.Hash)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// walking notes a content miss in dir and reports whether reads are
+// walking through directories (see walkStreak).
+func (l *lazyObjects) walking(dir plumbing.Hash) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if dir != l.lastDir {
+		if now.Sub(l.lastAt) <= walkWindow {
+			l.streak++
+		} else {
+			l.streak = 1
+		}
+		l.lastDir = dir
+	}
+	l.lastAt = now
+	return l.streak >= walkStreak
+}
+
+// fetchBatch is what one git fetch asks with h: the missing blobs of known
+// size of h's directory and, when reads are walking, of the rest of a
+// depth-first walk from there, within the prefetch bounds.
+func (s *Store) fetchBatch(h plumbing.Hash) []plumbing.Hash {
+	dir, ok := s.lazy.parents.of(h)
+	if !ok {
+		return nil
+	}
+	l, ok := s.localListing(dir)
+	if !ok {
+		return nil
+	}
+	walk := s.lazy.walking(dir)
+	var out []plumbing.Hash
+	total, scanned := int64(0), 0
+	// add takes x if it fits; false once the budget is spent.
+	add := func(x plumbing.Hash) bool {
+		scanned++
+		if len(out) >= prefetchObjects || scanned > scanMax {
+			return false
+		}
+		v, ok := s.sizes.Load(x)
+		if !ok || x == h {
+			return true
+		}
+		size := v.(int64)
+		if size > prefetchBlobMax {
+			return true
+		}
+		if total+size > prefetchBytes {
+			return false
+		}
+		if !s.hasLocal(x) {
+			total += size
+			out = append(out, x)
+		}
+		return true
+	}
+	for _, e := range l.Entries {
+		if !e.Kind.IsDir() && !add(e.Hash) {
+			return out
+		}
+	}
+	if !walk {
+		return out
+	}
+	for _, e := range l.Entries {
+		if e.Kind == Dir && !s.visitBlobs(e.Hash, add) {
+			return out
+		}
+	}
+	// Then what follows dir in its parent, and in the parent's parent...
+	for cur, depth := dir, 0; depth < 256; depth++ {
+		p, ok := s.lazy.treeParents.of(cur)
+		if !ok {
+			break
+		}
+		pl, ok := s.localListing(p)
+		if !ok {
+			break
+		}
+		after := false
+		for _, e := range pl.Entries {
+			switch {
+			case !after:
+				after = e.Kind == Dir && e.Hash == cur
+			case e.Kind == Dir:
+				if !s.visitBlobs(e.Hash, add) {
+					return out
+				}
+			case e.Kind != Gitlink:
+				if !add(e.Hash) {
+					return out
+				}
+			}
+		}
+		cur = p
+	}
+	return out
+}
+
+// visitBlobs calls add for the blobs of tree t, depth first (a directory's
+// files, then its subdirectories), until add returns false.
+func (s *Store) visitBlobs(t plumbing.Hash, add func(plumbing.Hash) bool) bool {
+	l, ok := s.localListing(t)
+	if !ok {
+		return true
+	}
+	for _, e := range l.Entries {
+		if !e.Kind.IsDir() && !add(e.Hash) {
+			return false
+		}
+	}
+	for _, e := range l.Entries {
+		if e.Kind == Dir && !s.visitBlobs(e.Hash, add) {
+			return false
+		}
+	}
+	return true
+}
+
+// directoryMissing are the other blobs of blob's directory the object
+// store does not hold (the directory fetched at once when sizes cost
+// content); nil when its directory is not known.
+func (s *Store) directoryMissing(blob plumbing.Hash) []plumbing.Hash {
+	dir, ok := s.lazy.parents.of(blob)
+	if !ok {
+		return nil
+	}
+	l, ok := s.localListing(dir)
 	if !ok {
 		return nil
 	}
 	var out []plumbing.Hash
 	for _, e := range l.Entries {
-		if e.Kind.IsDir() || e.Hash == blob || !keep(e.Hash) || s.hasLocal(e.Hash) {
-			continue
+		if !e.Kind.IsDir() && e.Hash != blob && !s.hasLocal(e.Hash) {
+			out = append(out, e.Hash)
 		}
-		out = append(out, e.Hash)
 	}
 	return out
 }
@@ -249,12 +454,7 @@ func (s *Store) await(t *promisor.Ticket, h plumbing.Hash) error {
 // directory's missing blobs.
 func (s *Store) missingSize(blob plumbing.Hash) (int64, error) {
 	if _, unsized := s.lazy.unsized.Load(blob); !unsized {
-		more := s.siblings(blob, func(h plumbing.Hash) bool {
-			_, sized := s.sizes.Load(h)
-			_, unsized := s.lazy.unsized.Load(h)
-			return !sized && !unsized
-		})
-		err := s.await(s.lazy.fetcher.Sizes(blob, more), blob)
+		err := s.await(s.lazy.fetcher.Sizes(blob, s.sizeBatch(blob)), blob)
 		if v, ok := s.sizes.Load(blob); ok {
 			return v.(int64), nil
 		}
@@ -267,8 +467,7 @@ func (s *Store) missingSize(blob plumbing.Hash) (int64, error) {
 			s.lazy.unsized.Store(blob, struct{}{})
 		}
 	}
-	more := s.siblings(blob, func(plumbing.Hash) bool { return true })
-	if err := s.await(s.lazy.fetcher.Fetch(blob, more), blob); err != nil && !s.arrived(err, blob) {
+	if err := s.await(s.lazy.fetcher.Fetch(blob, s.directoryMissing(blob)), blob); err != nil && !s.arrived(err, blob) {
 		return 0, err
 	}
 	size, err := s.storedSize(blob)
@@ -279,23 +478,9 @@ func (s *Store) missingSize(blob plumbing.Hash) (int64, error) {
 }
 
 // fetchMissing brings h (a blob, or a tree with its subtrees) into the
-// object store, with its directory's missing blobs of known size up to
-// the prefetch bounds.
+// object store, with what fetchBatch prefetches beside it.
 func (s *Store) fetchMissing(h plumbing.Hash) error {
-	total := int64(0)
-	more := s.siblings(h, func(x plumbing.Hash) bool {
-		v, ok := s.sizes.Load(x)
-		if !ok {
-			return false
-		}
-		size := v.(int64)
-		if size > prefetchBlobMax || total+size > prefetchBytes {
-			return false
-		}
-		total += size
-		return true
-	})
-	if err := s.await(s.lazy.fetcher.Fetch(h, more), h); err != nil && !s.arrived(err, h) {
+	if err := s.await(s.lazy.fetcher.Fetch(h, s.fetchBatch(h)), h); err != nil && !s.arrived(err, h) {
 		return err
 	}
 	return nil

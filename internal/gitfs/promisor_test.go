@@ -186,9 +186,10 @@ func (p *partial) readAll(t *testing.T, got map[string]nfsclient.Entry) {
 // TestPartialCloneOverNFS: a blob:none clone (git daemon) and a
 // blob:limit clone (smart HTTP) served over NFS list every name, mode and
 // size as git ls-tree -l of the source does, with no blob content fetched
-// for the walk (one object-info round trip per directory with missing
-// blobs), and read every byte as git cat-file does, with one fetch per
-// such directory (plus one for the blob above the prefetch bound).
+// for the walk (at most one object-info round trip per directory with
+// missing blobs), and read every byte as git cat-file does, with at most
+// one fetch per such directory (plus one for the blob above the prefetch
+// bound).
 func TestPartialCloneOverNFS(t *testing.T) {
 	base, name := testremote.Source(t, testremote.SampleFiles(bigBlob))
 	src := filepath.Join(base, name)
@@ -207,8 +208,8 @@ func TestPartialCloneOverNFS(t *testing.T) {
 			if n := st.PromisorFetches.Load(); n != 0 {
 				t.Errorf("the names-and-sizes walk ran %d fetches, want none (sizes by object-info)", n)
 			}
-			if n := st.PromisorSizeRequests.Load(); n != int64(dirs) {
-				t.Errorf("%d object-info requests, want one per directory with missing blobs (%d)", n, dirs)
+			if n := st.PromisorSizeRequests.Load(); n < 1 || n > int64(dirs) {
+				t.Errorf("%d object-info requests, want at most one per directory with missing blobs (%d)", n, dirs)
 			}
 			if n := p.rpcs("LOOKUP") + p.rpcs("GETATTR"); n != 0 {
 				t.Errorf("the walk cost %d LOOKUP/GETATTR", n)
@@ -218,8 +219,8 @@ func TestPartialCloneOverNFS(t *testing.T) {
 			fetches := st.PromisorFetches.Load()
 			t.Logf("%s: %d missing blobs in %d directories: walk %d object-info round trips; reading everything %d fetches (%d objects, %d pack bytes, %.0f ms)",
 				tc.filter, blobs, dirs, walkTrips, fetches, st.PromisorObjectsFetched.Load(), st.PromisorPackBytes.Load(), float64(st.PromisorFetchNs.Load())/1e6)
-			if fetches < int64(dirs) || fetches > int64(dirs)+1 {
-				t.Errorf("reading every file cost %d fetches, want one per directory with missing blobs (%d), +1 for the big blob", fetches, dirs)
+			if fetches < 1 || fetches > int64(dirs)+1 {
+				t.Errorf("reading every file cost %d fetches, want at most one per directory with missing blobs (%d), +1 for the big blob", fetches, dirs)
 			}
 			if n := st.PromisorSizeRequests.Load(); n != walkTrips {
 				t.Errorf("reading asked %d more sizes", n-walkTrips)
@@ -240,7 +241,9 @@ func TestRemoteKilledMidWalk(t *testing.T) {
 	base, name := testremote.Source(t, testremote.SampleFiles(bigBlob))
 	src := filepath.Join(base, name)
 	daemon := testremote.ServeDaemon(t, base)
-	p := servePartial(t, src, daemon.URL(name), "blob:none", tree.PromisorOptions{}, nfs.Options{})
+	// One directory a round trip (the tree is smaller than one batch):
+	// the directories listed after the remote died are not sized yet.
+	p := servePartial(t, src, daemon.URL(name), "blob:none", tree.PromisorOptions{SizeBatch: 1}, nfs.Options{})
 	c := p.client
 	// First half: the root and d0 listed (sized) and d0/f0.txt read.
 	rootEnts, _, err := c.ReaddirplusAll(p.root, 64<<10)
