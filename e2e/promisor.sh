@@ -106,7 +106,7 @@ run_phase() {
   fetches=$(counter "$out" PromisorFetches)
   sizereq=$(counter "$out" PromisorSizeRequests)
   objects=$(counter "$out" PromisorObjectsFetched)
-  bytes=$(counter "$out" PromisorPackBytes)
+  bytes=$(counter "$out" PromisorObjectBytes)
   fetchms=$(($(counter "$out" PromisorFetchNs) / 1000000))
   sizems=$(($(counter "$out" PromisorSizeNs) / 1000000))
   failures=$(counter "$out" PromisorFailures)
@@ -114,7 +114,7 @@ run_phase() {
   dirs=$(dirs_with_blobs "$src")
   files=$(blobs "$src")
   big=$(big_blobs "$src")
-  echo "promisor.sh: $phase census: $files blobs in $dirs directories; $sizereq object-info round trips (${sizems} ms), $fetches fetches (${fetchms} ms) of $objects objects in $bytes pack bytes, $failures failed round trips, $jukebox JUKEBOX replies"
+  echo "promisor.sh: $phase census: $files blobs in $dirs directories; $sizereq object-info round trips (${sizems} ms), $fetches fetches (${fetchms} ms) of $objects objects in $bytes object bytes, $failures failed round trips, $jukebox JUKEBOX replies"
   ((failures == 0)) || fail "failures/$phase          $failures round trips to the remote failed"
   case $phase in
     walk)

@@ -44,7 +44,7 @@ type Internal struct {
 	PromisorFetches        atomic.Int64 `help:"partial clone: git fetch runs for missing objects (remote round trips)"`
 	PromisorObjectsAsked   atomic.Int64 `help:"partial clone: objects asked of git fetch (wanted and prefetched)"`
 	PromisorObjectsFetched atomic.Int64 `help:"partial clone: objects asked that were in the object store after their fetch"`
-	PromisorPackBytes      atomic.Int64 `help:"partial clone: bytes of the packs git fetch wrote (what crossed the wire)"`
+	PromisorObjectBytes    atomic.Int64 `help:"partial clone: bytes of the objects fetched (their inflated sizes)"`
 	PromisorFetchNs        atomic.Int64 `help:"partial clone: nanoseconds spent in git fetch"`
 	PromisorSizeRequests   atomic.Int64 `help:"partial clone: object-info requests for sizes (remote round trips)"`
 	PromisorSizesAsked     atomic.Int64 `help:"partial clone: object sizes asked with object-info"`

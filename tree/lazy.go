@@ -25,9 +25,10 @@ import (
 // Every tree decoded here notes which of its blobs are missing and which
 // tree lists it (parents), so that a miss finds its directory:
 //   - a size (READDIRPLUS sizes every file it lists): one object-info
-//     request for every unsized missing blob of the directory and, breadth
-//     first, of the directories below it, up to sizeBatch ids: a walk then
-//     costs one round trip per sizeBatch blobs, not one per directory;
+//     request for every unsized missing blob of the directory and of what
+//     a depth-first walk lists after it, up to sizeBatch ids: a walk then
+//     costs about one round trip per sizeBatch blobs, not one per
+//     directory;
 //   - content (a READ): the blob read and, in the same git fetch, its
 //     directory's other missing blobs of known size, up to prefetchBytes
 //     (a blob over prefetchBlobMax only when it is read). When reads have
@@ -177,7 +178,7 @@ func (s *Store) openLazy(opts Options) {
 		Log:        opts.Promisor.Log,
 		MaxRunning: opts.Promisor.MaxRunning,
 		Getenv:     getenv,
-		Has:        s.hasLocal,
+		Has:        s.localSize,
 		Fetched:    func() { s.refreshPacked() },
 		Sized:      func(id plumbing.Hash, size int64) { s.sizes.Store(id, size) },
 		Unsized:    func(id plumbing.Hash) { l.unsized.Store(id, struct{}{}) },
@@ -216,14 +217,20 @@ func IsPending(err error) (ready <-chan struct{}, ok bool) {
 	return nil, false
 }
 
-// hasLocal reports whether an object store of the repository (its own or
-// an alternate) holds h, packed or loose.
-func (s *Store) hasLocal(h plumbing.Hash) bool {
-	if _, found, _ := s.mappedSize(h); found {
-		return true
+// localSize is h's size if an object store of the repository (its own or
+// an alternate) holds it, packed or loose.
+func (s *Store) localSize(h plumbing.Hash) (int64, bool) {
+	if size, found, err := s.mappedSize(h); found && err == nil {
+		return size, true
 	}
-	_, found, _ := s.looseSize(h)
-	return found
+	size, found, err := s.looseSize(h)
+	return size, found && err == nil
+}
+
+// hasLocal reports whether the repository holds h.
+func (s *Store) hasLocal(h plumbing.Hash) bool {
+	_, ok := s.localSize(h)
+	return ok
 }
 
 // noteListing remembers which of a decoded tree's blobs are missing, so
@@ -256,40 +263,83 @@ func (s *Store) localListing(t plumbing.Hash) (*Listing, bool) {
 }
 
 // sizeBatch is what one object-info request asks with blob: the unsized
-// missing blobs of its directory and, breadth first, of the directories
-// below it, up to PromisorOptions.SizeBatch (the directory's own always).
+// missing blobs of its directory and of what a depth-first walk lists
+// after it (walkFrom), up to PromisorOptions.SizeBatch (the directory's
+// own always). Walks list depth first, so the directories sized ahead are
+// the ones listed next.
 func (s *Store) sizeBatch(blob plumbing.Hash) []plumbing.Hash {
 	dir, ok := s.lazy.parents.of(blob)
 	if !ok {
 		return nil
 	}
 	var out []plumbing.Hash
-	queue, seen, scanned := []plumbing.Hash{dir}, map[plumbing.Hash]bool{dir: true}, 0
-	for len(queue) > 0 && len(out) < s.lazy.sizeBatch && scanned < scanMax {
-		l, ok := s.localListing(queue[0])
-		queue = queue[1:]
-		if !ok {
-			continue
+	s.walkFrom(dir, true, func(h plumbing.Hash, own bool) bool {
+		if !own && len(out) >= s.lazy.sizeBatch {
+			return false
 		}
-		scanned += len(l.Entries)
-		for _, e := range l.Entries {
+		_, sized := s.sizes.Load(h)
+		_, unsized := s.lazy.unsized.Load(h)
+		if h != blob && !sized && !unsized && !s.hasLocal(h) {
+			out = append(out, h)
+		}
+		return true
+	})
+	return out
+}
+
+// walkFrom calls visit for the blobs of dir (own true), then, if ahead,
+// for those a depth-first walk reads after them: dir's subdirectories,
+// then what follows dir in its parent, and up, until visit returns false
+// or scanMax entries have been looked at. It uses local trees only.
+func (s *Store) walkFrom(dir plumbing.Hash, ahead bool, visit func(h plumbing.Hash, own bool) bool) {
+	l, ok := s.localListing(dir)
+	if !ok {
+		return
+	}
+	scanned := 0
+	more := func(h plumbing.Hash) bool {
+		scanned++
+		return scanned <= scanMax && visit(h, false)
+	}
+	for _, e := range l.Entries {
+		if !e.Kind.IsDir() && !visit(e.Hash, true) {
+			return
+		}
+	}
+	if !ahead {
+		return
+	}
+	for _, e := range l.Entries {
+		if e.Kind == Dir && !s.visitBlobs(e.Hash, more) {
+			return
+		}
+	}
+	for cur, depth := dir, 0; depth < 256; depth++ {
+		p, ok := s.lazy.treeParents.of(cur)
+		if !ok {
+			return
+		}
+		pl, ok := s.localListing(p)
+		if !ok {
+			return
+		}
+		after := false
+		for _, e := range pl.Entries {
 			switch {
+			case !after:
+				after = e.Kind == Dir && e.Hash == cur
 			case e.Kind == Dir:
-				if !seen[e.Hash] {
-					seen[e.Hash] = true
-					queue = append(queue, e.Hash)
+				if !s.visitBlobs(e.Hash, more) {
+					return
 				}
-			case e.Kind == Gitlink, e.Hash == blob:
-			default:
-				_, sized := s.sizes.Load(e.Hash)
-				_, unsized := s.lazy.unsized.Load(e.Hash)
-				if !sized && !unsized && !s.hasLocal(e.Hash) {
-					out = append(out, e.Hash)
+			case e.Kind != Gitlink:
+				if !more(e.Hash) {
+					return
 				}
 			}
 		}
+		cur = p
 	}
-	return out
 }
 
 // walking notes a content miss in dir and reports whether reads are
@@ -312,23 +362,16 @@ func (l *lazyObjects) walking(dir plumbing.Hash) bool {
 
 // fetchBatch is what one git fetch asks with h: the missing blobs of known
 // size of h's directory and, when reads are walking, of the rest of a
-// depth-first walk from there, within the prefetch bounds.
+// depth-first walk from there (walkFrom), within the prefetch bounds.
 func (s *Store) fetchBatch(h plumbing.Hash) []plumbing.Hash {
 	dir, ok := s.lazy.parents.of(h)
 	if !ok {
 		return nil
 	}
-	l, ok := s.localListing(dir)
-	if !ok {
-		return nil
-	}
-	walk := s.lazy.walking(dir)
 	var out []plumbing.Hash
-	total, scanned := int64(0), 0
-	// add takes x if it fits; false once the budget is spent.
-	add := func(x plumbing.Hash) bool {
-		scanned++
-		if len(out) >= prefetchObjects || scanned > scanMax {
+	total := int64(0)
+	s.walkFrom(dir, s.lazy.walking(dir), func(x plumbing.Hash, _ bool) bool {
+		if len(out) >= prefetchObjects {
 			return false
 		}
 		v, ok := s.sizes.Load(x)
@@ -347,47 +390,7 @@ func (s *Store) fetchBatch(h plumbing.Hash) []plumbing.Hash {
 			out = append(out, x)
 		}
 		return true
-	}
-	for _, e := range l.Entries {
-		if !e.Kind.IsDir() && !add(e.Hash) {
-			return out
-		}
-	}
-	if !walk {
-		return out
-	}
-	for _, e := range l.Entries {
-		if e.Kind == Dir && !s.visitBlobs(e.Hash, add) {
-			return out
-		}
-	}
-	// Then what follows dir in its parent, and in the parent's parent...
-	for cur, depth := dir, 0; depth < 256; depth++ {
-		p, ok := s.lazy.treeParents.of(cur)
-		if !ok {
-			break
-		}
-		pl, ok := s.localListing(p)
-		if !ok {
-			break
-		}
-		after := false
-		for _, e := range pl.Entries {
-			switch {
-			case !after:
-				after = e.Kind == Dir && e.Hash == cur
-			case e.Kind == Dir:
-				if !s.visitBlobs(e.Hash, add) {
-					return out
-				}
-			case e.Kind != Gitlink:
-				if !add(e.Hash) {
-					return out
-				}
-			}
-		}
-		cur = p
-	}
+	})
 	return out
 }
 

@@ -149,9 +149,9 @@ func TestPartialCloneServesLikeGit(t *testing.T) {
 				}
 			}
 			st := s.Stats()
-			t.Logf("%s: %d missing blobs in %d directories: %d object-info requests (%d sizes), %d fetches (%d objects, %d pack bytes), %.0f ms fetching",
+			t.Logf("%s: %d missing blobs in %d directories: %d object-info requests (%d sizes), %d fetches (%d objects, %d object bytes), %.0f ms fetching",
 				tc.filter, len(missing), dirsMissing, st.PromisorSizeRequests.Load(), st.PromisorSizesAsked.Load(),
-				st.PromisorFetches.Load(), st.PromisorObjectsFetched.Load(), st.PromisorPackBytes.Load(),
+				st.PromisorFetches.Load(), st.PromisorObjectsFetched.Load(), st.PromisorObjectBytes.Load(),
 				float64(st.PromisorFetchNs.Load())/1e6)
 			// The first miss sizes its directory's subtree: with blob:none
 			// that is the root, so the whole tree; with blob:limit each
@@ -168,8 +168,8 @@ func TestPartialCloneServesLikeGit(t *testing.T) {
 			if got := st.PromisorObjectsFetched.Load(); got != int64(len(missing)) {
 				t.Errorf("%d objects fetched, want each missing blob once (%d)", got, len(missing))
 			}
-			if st.PromisorFailures.Load() != 0 || st.PromisorPackBytes.Load() == 0 {
-				t.Errorf("failures %d, pack bytes %d", st.PromisorFailures.Load(), st.PromisorPackBytes.Load())
+			if st.PromisorFailures.Load() != 0 || st.PromisorObjectBytes.Load() == 0 {
+				t.Errorf("failures %d, object bytes %d", st.PromisorFailures.Load(), st.PromisorObjectBytes.Load())
 			}
 			// git itself sees the objects gitnfs had fetched: the store is git's.
 			if out := testrepo.Git(t, clone, "rev-list", "--objects", "--missing=print", "HEAD"); strings.Contains(out, "?") {

@@ -217,8 +217,8 @@ func TestPartialCloneOverNFS(t *testing.T) {
 			walkTrips := st.PromisorSizeRequests.Load()
 			p.readAll(t, got)
 			fetches := st.PromisorFetches.Load()
-			t.Logf("%s: %d missing blobs in %d directories: walk %d object-info round trips; reading everything %d fetches (%d objects, %d pack bytes, %.0f ms)",
-				tc.filter, blobs, dirs, walkTrips, fetches, st.PromisorObjectsFetched.Load(), st.PromisorPackBytes.Load(), float64(st.PromisorFetchNs.Load())/1e6)
+			t.Logf("%s: %d missing blobs in %d directories: walk %d object-info round trips; reading everything %d fetches (%d objects, %d object bytes, %.0f ms)",
+				tc.filter, blobs, dirs, walkTrips, fetches, st.PromisorObjectsFetched.Load(), st.PromisorObjectBytes.Load(), float64(st.PromisorFetchNs.Load())/1e6)
 			if fetches < 1 || fetches > int64(dirs)+1 {
 				t.Errorf("reading every file cost %d fetches, want at most one per directory with missing blobs (%d), +1 for the big blob", fetches, dirs)
 			}
@@ -399,8 +399,8 @@ func TestSizesWithoutObjectInfo(t *testing.T) {
 			}
 		}
 		total := st.PromisorFetches.Load()
-		t.Logf("list-without-sizes=%v: walk: %d READDIRPLUS, %d of %d entries without attributes, %d fetches (%d pack bytes); stat of the rest: %d GETATTR, %d fetches in all",
-			omit, walkRPCs, without, len(got), walkFetches, st.PromisorPackBytes.Load(), p.rpcs("GETATTR"), total)
+		t.Logf("list-without-sizes=%v: walk: %d READDIRPLUS, %d of %d entries without attributes, %d fetches (%d object bytes); stat of the rest: %d GETATTR, %d fetches in all",
+			omit, walkRPCs, without, len(got), walkFetches, st.PromisorObjectBytes.Load(), p.rpcs("GETATTR"), total)
 		if !omit {
 			if walkFetches != int64(dirs) || without != 1 || p.rpcs("GETATTR") != 0 {
 				t.Errorf("fetch mode: %d fetches for %d directories with blobs, %d entries without attributes (want the symlink), %d GETATTR",

@@ -58,8 +58,9 @@ type Options struct {
 	Offline bool
 	Stats   *stats.Internal
 	Log     *slog.Logger
-	// Has reports whether the object store holds id (after Fetched).
-	Has func(plumbing.Hash) bool
+	// Has reports whether the object store holds id (after Fetched), and
+	// its size.
+	Has func(plumbing.Hash) (int64, bool)
 	// Fetched is called after every git fetch: the store looks at its
 	// packs again, so that what git wrote is found at once.
 	Fetched func()
@@ -93,7 +94,6 @@ type Fetcher struct {
 	// for themselves.
 	suspect map[plumbing.Hash]bool
 	health  map[string]*health // by remote name
-	packs   map[string]int64   // packs seen, to count the bytes git wrote
 }
 
 // lane is one kind of request (fetches, or object-info): the batch being
@@ -171,7 +171,7 @@ func New(opts Options) *Fetcher {
 		opts.Getenv = func(string) string { return "" }
 	}
 	if opts.Has == nil {
-		opts.Has = func(plumbing.Hash) bool { return false }
+		opts.Has = func(plumbing.Hash) (int64, bool) { return 0, false }
 	}
 	if opts.Fetched == nil {
 		opts.Fetched = func() {}
@@ -182,8 +182,7 @@ func New(opts Options) *Fetcher {
 	if opts.Unsized == nil {
 		opts.Unsized = func(plumbing.Hash) {}
 	}
-	f := &Fetcher{opts: opts, suspect: map[plumbing.Hash]bool{}, health: map[string]*health{},
-		packs: packSizes(opts.GitDir)}
+	f := &Fetcher{opts: opts, suspect: map[plumbing.Hash]bool{}, health: map[string]*health{}}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	e := env{git: opts.Git, getenv: opts.Getenv, cfg: opts.Config}
 	for _, r := range opts.Remotes {
@@ -335,7 +334,7 @@ func (f *Fetcher) fetchBatch(b *batch) error {
 		f.mu.Unlock()
 		var missing []plumbing.Hash
 		for _, id := range rest {
-			if !f.opts.Has(id) {
+			if _, ok := f.opts.Has(id); !ok {
 				missing = append(missing, id)
 			}
 		}
@@ -371,7 +370,7 @@ func (f *Fetcher) fetchFromRemotes(ids []plumbing.Hash) error {
 		if len(remaining) > 1 {
 			var still []plumbing.Hash
 			for _, id := range remaining {
-				if !f.opts.Has(id) {
+				if _, ok := f.opts.Has(id); !ok {
 					still = append(still, id)
 				}
 			}
@@ -395,14 +394,15 @@ func (f *Fetcher) fetchOnce(r Remote, ids []plumbing.Hash) error {
 	st.PromisorFetches.Add(1)
 	st.PromisorObjectsAsked.Add(int64(len(ids)))
 	f.opts.Fetched()
-	f.countPacks()
-	got := 0
+	got, bytes := 0, int64(0)
 	for _, id := range ids {
-		if f.opts.Has(id) {
+		if size, ok := f.opts.Has(id); ok {
 			got++
+			bytes += size
 		}
 	}
 	st.PromisorObjectsFetched.Add(int64(got))
+	st.PromisorObjectBytes.Add(bytes)
 	if err != nil {
 		st.PromisorFailures.Add(1)
 		f.opts.Log.Warn("promisor remote: fetch failed", "remote", r.String(), "objects", len(ids),
@@ -411,21 +411,6 @@ func (f *Fetcher) fetchOnce(r Remote, ids []plumbing.Hash) error {
 	}
 	f.opts.Log.Debug("promisor remote: fetched", "remote", r.Name, "objects", len(ids), "took", time.Since(start))
 	return nil
-}
-
-// countPacks adds the size of every pack git wrote since the last look to
-// the bytes fetched (what crossed the wire: git keeps a fetched pack as
-// received, deltas and all).
-func (f *Fetcher) countPacks() {
-	now := packSizes(f.opts.GitDir)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for name, size := range now {
-		if _, seen := f.packs[name]; !seen {
-			f.opts.Stats.PromisorPackBytes.Add(size)
-		}
-	}
-	f.packs = now
 }
 
 // sizeBatch asks the first remote that serves object-info for b's sizes;

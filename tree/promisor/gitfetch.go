@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -124,23 +123,4 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " / ")
-}
-
-// packSizes lists the .pack files of objects/pack with their sizes.
-func packSizes(gitDir string) map[string]int64 {
-	dir := filepath.Join(gitDir, "objects", "pack")
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	out := map[string]int64{}
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".pack") {
-			continue
-		}
-		if fi, err := e.Info(); err == nil {
-			out[e.Name()] = fi.Size()
-		}
-	}
-	return out
 }
