@@ -71,7 +71,7 @@ type Options struct {
 	AllowAuthNone bool
 	// FetchWait is how long a request whose answer needs data still being
 	// fetched (vfs.Pending: a partial clone's promisor remote) waits for it
-	// before it is answered NFS3ERR_JUKEBOX (pending.go). 0 means 1 s;
+	// before it is answered NFS3ERR_JUKEBOX (pending.go). 0 means 5 s;
 	// negative: JUKEBOX at once.
 	FetchWait time.Duration
 	// Census counts every RPC; nil turns counting off.

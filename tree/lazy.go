@@ -59,9 +59,12 @@ const (
 	// sizes are mostly unknown stays cheap.
 	scanMax = 8 * sizeBatch
 	// A walk is walkStreak content misses in different directories, each
-	// within walkWindow of the previous one.
+	// within walkWindow of the previous one: longer than the Linux client's
+	// 5 s pause after NFS3ERR_JUKEBOX, so that a slow fetch does not make a
+	// walk look like point reads (with 5 s, a fetch 2 s slower than the
+	// wait turned 3 fetches into 38 on the e2e tiny tree).
 	walkStreak = 3
-	walkWindow = 5 * time.Second
+	walkWindow = 10 * time.Second
 )
 
 // PromisorOptions says how a partial clone's missing objects are fetched.

@@ -291,19 +291,6 @@ func (f *Fetcher) runBatch(l *lane, b *batch) {
 	close(b.done)
 }
 
-// wantedIDs are the ids of b some caller waits for.
-func (f *Fetcher) wantedIDs(b *batch) []plumbing.Hash {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []plumbing.Hash
-	for _, id := range b.ids {
-		if b.wanted[id] {
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
 // fetchBatch runs git fetch for b. git stops at the first id the remote
 // does not have, so a batch fails for one missing prefetched blob: the
 // remote names it ("not our ref"), and the rest is fetched again without
