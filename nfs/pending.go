@@ -12,8 +12,9 @@ package nfs
 // clone (e2e/promisor.sh --only read --read-shape tiny, git daemon on
 // loopback, 2 shared cores): with a 1 s wait, 1.7 s and no JUKEBOX (3
 // fetches of 60 ms); answering JUKEBOX at once, 200 s (78 JUKEBOX); with
-// every fetch 2 s slower, a 1 s wait took 234 s (76 JUKEBOX) and a 3 s
-// wait 8.3 s (none). A request therefore waits FetchWait for the fetch it
+// every fetch 2 s slower, a 1 s wait took 234 s (76 JUKEBOX), a 3 s wait
+// 8.3 s and a 5 s one 9.3 s (none); 8 s slower, a 5 s wait 31.9 s (6
+// JUKEBOX). A request therefore waits FetchWait for the fetch it
 // needs, 5 s by default: as long as the client's own pause, so that
 // holding a request never costs the client more than one JUKEBOX would,
 // and any fetch shorter than that saves the pause and the retry. JUKEBOX

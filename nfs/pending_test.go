@@ -2,8 +2,8 @@ package nfs_test
 
 import (
 	"encoding/binary"
-
 	"io"
+	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -87,6 +87,14 @@ func (f *fetchingFS) ReadAt(n vfs.Node, p []byte, off int64) (int, error) {
 }
 func (f *fetchingFS) Readlink(vfs.Node) (string, error) { return "", vfs.ErrNoEnt }
 
+// mountedConn is a connection to addr that has mounted "/", for raw calls
+// (closed when the test ends).
+func mountedConn(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, _ := nfstest.Mount(t, addr)
+	return c.Conn()
+}
+
 // getattrStatus is a raw GETATTR reply's nfsstat3 and, when OK, its size.
 func getattrStatus(t *testing.T, rec []byte) (status uint32, size uint64) {
 	t.Helper()
@@ -108,16 +116,7 @@ func getattrStatus(t *testing.T, rec []byte) (status uint32, size uint64) {
 // soon as the fetch is done, not NFS3ERR_JUKEBOX.
 func TestPendingCheapCallWaitsOffTheReader(t *testing.T) {
 	f := newFetchingFS()
-	addr := nfstest.Serve(t, f, nfs.Options{FetchWait: 10 * time.Second}).Addr
-	c, err := nfsclient.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Mount("/"); err != nil {
-		t.Fatal(err)
-	}
-	conn := c.Conn()
+	conn := mountedConn(t, nfstest.Serve(t, f, nfs.Options{FetchWait: 10 * time.Second}).Addr)
 	var remote, local nfsclient.Enc
 	remote.Opaque(nfs.Handle(f, f.node("remote")))
 	local.Opaque(nfs.Handle(f, f.node("local")))
@@ -214,16 +213,7 @@ func TestPendingReaddirplusWaitsForSizes(t *testing.T) {
 // always has slots for calls that need no fetch.
 func TestPendingWaitersAreBounded(t *testing.T) {
 	f := newFetchingFS()
-	addr := nfstest.Serve(t, f, nfs.Options{FetchWait: 10 * time.Second, MaxInFlight: 4}).Addr
-	c, err := nfsclient.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Mount("/"); err != nil {
-		t.Fatal(err)
-	}
-	conn := c.Conn()
+	conn := mountedConn(t, nfstest.Serve(t, f, nfs.Options{FetchWait: 10 * time.Second, MaxInFlight: 4}).Addr)
 	var remote nfsclient.Enc
 	remote.Opaque(nfs.Handle(f, f.node("remote")))
 	for x := uint32(1); x <= 3; x++ {

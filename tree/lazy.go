@@ -59,10 +59,11 @@ const (
 	// sizes are mostly unknown stays cheap.
 	scanMax = 8 * sizeBatch
 	// A walk is walkStreak content misses in different directories, each
-	// within walkWindow of the previous one: longer than the Linux client's
-	// 5 s pause after NFS3ERR_JUKEBOX, so that a slow fetch does not make a
-	// walk look like point reads (with 5 s, a fetch 2 s slower than the
-	// wait turned 3 fetches into 38 on the e2e tiny tree).
+	// within walkWindow of the previous one's fetch ending: longer than the
+	// Linux client's 5 s pause after NFS3ERR_JUKEBOX, so that a slow fetch
+	// does not make a walk look like point reads (counted from the misses
+	// with a 5 s window, fetches 2 s slower than the wait turned 3 fetches
+	// into 38 on the e2e tiny tree; 8 s slower ones did with 10 s).
 	walkStreak = 3
 	walkWindow = 10 * time.Second
 )
@@ -345,6 +346,16 @@ func (s *Store) walkFrom(dir plumbing.Hash, ahead bool, visit func(h plumbing.Ha
 	}
 }
 
+// fetched notes that a fetch for a content miss has ended: the walk's
+// window counts from when the reader could go on, not from its miss, so
+// that a slow fetch (and the client's pause after a JUKEBOX) does not look
+// like a reader that stopped walking.
+func (l *lazyObjects) fetched() {
+	l.mu.Lock()
+	l.lastAt = time.Now()
+	l.mu.Unlock()
+}
+
 // walking notes a content miss in dir and reports whether reads are
 // walking through directories (see walkStreak).
 func (l *lazyObjects) walking(dir plumbing.Hash) bool {
@@ -486,7 +497,9 @@ func (s *Store) missingSize(blob plumbing.Hash) (int64, error) {
 // fetchMissing brings h (a blob, or a tree with its subtrees) into the
 // object store, with what fetchBatch prefetches beside it.
 func (s *Store) fetchMissing(h plumbing.Hash) error {
-	if err := s.await(s.lazy.fetcher.Fetch(h, s.fetchBatch(h)), h); err != nil && !s.arrived(err, h) {
+	t := s.lazy.fetcher.Fetch(h, s.fetchBatch(h))
+	go func() { <-t.Done(); s.lazy.fetched() }()
+	if err := s.await(t, h); err != nil && !s.arrived(err, h) {
 		return err
 	}
 	return nil

@@ -31,6 +31,16 @@ type partialSource struct {
 	ls     []testrepo.LsEntry // git ls-tree -r -t -l of its HEAD
 }
 
+// id is the object id of path in the source's HEAD.
+func (p *partialSource) id(path string) plumbing.Hash {
+	for _, e := range p.ls {
+		if e.Path == path {
+			return plumbing.NewHash(e.ID)
+		}
+	}
+	return plumbing.ZeroHash
+}
+
 func newPartialSource(t *testing.T, httpOpts testremote.HTTPOptions) *partialSource {
 	t.Helper()
 	base, name := testremote.Source(t, partialFiles())
@@ -186,12 +196,7 @@ func TestFetchedPackIsMapped(t *testing.T) {
 	clone := testremote.Clone(t, src.daemon.URL(src.name), "blob:none")
 	s := openPartial(t, clone, Options{})
 	packsBefore := packFingerprint(filepath.Join(clone, ".git", "objects"))
-	var id plumbing.Hash
-	for _, e := range src.ls {
-		if e.Path == "README" {
-			id = plumbing.NewHash(e.ID)
-		}
-	}
+	id := src.id("README")
 	if _, found, _ := s.mappedSize(id); found {
 		t.Fatal("README is in a pack before any fetch")
 	}
@@ -267,15 +272,7 @@ func TestOfflineFetchesNothing(t *testing.T) {
 	src := newPartialSource(t, testremote.HTTPOptions{})
 	clone := testremote.Clone(t, src.web.URL(src.name), "blob:limit=1k")
 	s := openPartial(t, clone, Options{Promisor: PromisorOptions{Offline: true}})
-	var small, large plumbing.Hash
-	for _, e := range src.ls {
-		switch e.Path {
-		case "README":
-			small = plumbing.NewHash(e.ID)
-		case "big/b.txt":
-			large = plumbing.NewHash(e.ID)
-		}
-	}
+	small, large := src.id("README"), src.id("big/b.txt")
 	if data, err := s.ReadBlob(small); err != nil || string(data) != "top\n" {
 		t.Errorf("a local blob offline: %q, %v", data, err)
 	}
@@ -298,15 +295,7 @@ func TestRemoteDownAndBack(t *testing.T) {
 	src := newPartialSource(t, testremote.HTTPOptions{})
 	clone := testremote.Clone(t, src.daemon.URL(src.name), "blob:limit=1k")
 	s := openPartial(t, clone, Options{})
-	var local, remote plumbing.Hash
-	for _, e := range src.ls {
-		switch e.Path {
-		case "README":
-			local = plumbing.NewHash(e.ID)
-		case "d0/sub/y.go":
-			remote = plumbing.NewHash(e.ID)
-		}
-	}
+	local, remote := src.id("README"), src.id("d0/sub/y.go")
 	src.daemon.Stop()
 	_, err := s.ReadBlob(remote)
 	if err == nil || !strings.Contains(err.Error(), remote.String()) || !strings.Contains(err.Error(), "origin") {

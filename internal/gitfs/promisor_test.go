@@ -6,7 +6,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,32 +32,15 @@ type partial struct {
 	store  *tree.Store
 	client *nfsclient.Client
 	root   []byte
-	logs   *syncBuffer
+	logs   *nfstest.SyncBuffer
 	ls     []testrepo.LsEntry // git ls-tree -r -t -l of the source's HEAD
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // servePartial clones url with filter and serves the clone as gitnfs
 // serve does (gitfs over store.NoWait, the NFS server waiting for fetches).
 func servePartial(t *testing.T, srcRepo, url, filter string, popts tree.PromisorOptions, nopts nfs.Options) *partial {
 	t.Helper()
-	p := &partial{src: srcRepo, clone: testremote.Clone(t, url, filter), census: stats.New(), logs: &syncBuffer{}}
+	p := &partial{src: srcRepo, clone: testremote.Clone(t, url, filter), census: stats.New(), logs: &nfstest.SyncBuffer{}}
 	log := slog.New(slog.NewTextHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	popts.Log = log
 	store, err := tree.Open(p.clone, tree.Options{Stats: &p.census.Internal, Promisor: popts})
