@@ -41,6 +41,7 @@ while (($#)); do
   esac
 done
 die() { echo "cthon.sh: ERROR: $1" >&2; exit 2; }
+. "$HERE/lib.sh"
 T0=$SECONDS
 phase() { echo "cthon.sh: [$((SECONDS - T0))s] $*" >&2; }
 
@@ -130,41 +131,17 @@ git -C "$REPO" update-ref HEAD refs/heads/ours
 
 # ----------------------------------------------------------------- servers
 declare -A PORT SPID
-used=" "
-for kind in overlay ro merge async; do
-  for _ in $(seq 20); do
-    p=$("$WORK/bin/census" freeport)
-    [[ $used != *" $p "* ]] && break
-  done
-  used+="$p "
-  PORT[$kind]=$p
-done
-mkdir -p "$WORK/out"
-start() { # start KIND ARGS...
-  local kind=$1; shift
-  JJ_VFS_STATS=1 env --default-signal=INT "$BIN" serve --repo "$REPO" --rev ours --listen "127.0.0.1:${PORT[$kind]}" "$@" \
-    > "$WORK/out/$kind.stdout" 2> "$WORK/out/$kind.stderr" &
-  SPID[$kind]=$!
-  PIDS+=($!)
-}
-start overlay --overlay "$WORK/overlay"
+e2e_ports overlay ro merge async
+e2e_start overlay --rev ours --overlay "$WORK/overlay"
 RO_ARGS=()
 ((WRITABLE_RO)) && RO_ARGS=(--overlay "$WORK/ro-overlay")
-start ro "${RO_ARGS[@]}"
-start merge --merge theirs
+e2e_start ro --rev ours "${RO_ARGS[@]}"
+e2e_start merge --rev ours --merge theirs
 # --async (issue 15): basic test4 (1,000 chmod+stat) and test5 (write,
 # read) run against it and against the overlay again, back to back, for
 # the ratio; every fsync skipped is one the overlay's test4 waits for.
-start async --overlay "$WORK/async-overlay" --async
-for kind in overlay ro merge async; do
-  up=0
-  for _ in $(seq 150); do
-    kill -0 "${SPID[$kind]}" 2>/dev/null || break
-    if timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/${PORT[$kind]}" 2>/dev/null; then up=1; break; fi
-    sleep 0.1
-  done
-  ((up)) || { tail -n 20 "$WORK/out/$kind.stderr" >&2; die "the $kind server did not start on 127.0.0.1:${PORT[$kind]}"; }
-done
+e2e_start async --rev ours --overlay "$WORK/async-overlay" --async
+e2e_wait_up overlay ro merge async
 
 # ------------------------------------------------------------------- guest
 phase "booting the guest: cthon basic + special (overlay), read-only subset, seekdir x3"
@@ -178,28 +155,9 @@ T1=$SECONDS
 VM_S=$((SECONDS - T1))
 rm -f "$WORK/out/vm/initrd.cpio"
 
-FAIL=0
-fail() { echo "FAIL $*"; FAIL=1; }
-pass() { echo "PASS $*"; }
-for kind in overlay ro merge async; do
-  pid=${SPID[$kind]}
-  if ! kill -0 "$pid" 2>/dev/null; then
-    fail "server-alive/$kind       the server exited during the run"; continue
-  fi
-  kill -INT "$pid"
-  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null || true
-  rc=0; wait "$pid" 2>/dev/null || rc=$?
-  if grep -q -E '^(panic:|fatal error:)' "$WORK/out/$kind.stderr"; then
-    fail "server-alive/$kind       panicked: $(grep -m1 -E '^(panic:|fatal error:)' "$WORK/out/$kind.stderr")"
-  else
-    pass "server-alive/$kind       served the whole run, exit $rc after SIGINT"
-  fi
-done
+e2e_stop overlay ro merge async
 
-# The guest's report: `script workload=script line="..."` (Go-quoted).
-sed -n 's/^script workload=script line=//p' "$WORK/out/census.txt" \
-  | sed 's/^"//; s/"$//; s/\\"/"/g; s/\\t/\t/g; s/\\\\/\\/g' > "$WORK/out/guest.txt"
+e2e_guest_output
 echo "==== guest output ($WORK/out/guest.txt, $(wc -l < "$WORK/out/guest.txt") lines) ===="
 grep -E '^(==|RESULT|  \| (seekdir|erofs))' "$WORK/out/guest.txt" || true
 if ((HRC != 0)); then
@@ -266,14 +224,7 @@ for t in test4 test5; do
     echo "async/$t timing           overlay ${ts} s, --async ${ta} s: $(awk -v s="$ts" -v a="$ta" 'BEGIN { if (a > 0) printf "%.2fx", s / a; else print "n/a" }') (cthon's own -t timing)"
   fi
 done
-complaint='nfs: server .* not responding|Stale file handle|fileid changed'
-if [[ ! -s $WORK/out/vm/console.log ]]; then
-  fail "kernel-log               no guest console log"
-elif grep -q -E "$complaint" "$WORK/out/vm/console.log"; then
-  fail "kernel-log               $(grep -m1 -E "$complaint" "$WORK/out/vm/console.log")"
-else
-  pass "kernel-log               no NFS complaint in the guest kernel log"
-fi
+e2e_kernel_log
 echo "cthon.sh: the guest ran ${VM_S}s; whole suite $((SECONDS - T0))s; logs in $WORK/out"
 if ((FAIL)); then echo "cthon.sh: FAILED"; exit 1; fi
 echo "cthon.sh: PASSED"

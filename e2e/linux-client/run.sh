@@ -33,8 +33,9 @@
 #   --extra-cpio FILE      a newc cpio archive unpacked over the initramfs (the kernel
 #                          unpacks concatenated archives): programs for the script workload
 #   --script PATH          guest path the `script` workload runs with /bin/sh (arg 1: the mount)
-#   --mount NAME=PORT      the script workload also mounts 127.0.0.1:PORT at /mnt/NAME
-#                          (env MNT_NAME); repeatable
+#   --mount NAME=PORT[:EXPORT]
+#                          the script workload also mounts 127.0.0.1:PORT's EXPORT (default:
+#                          the --export path) at /mnt/NAME (env MNT_NAME); repeatable
 #
 # stdout: the census, one record per line, e.g.
 #   workload=ls_lR status=ok wall_ms=... total_rpcs=... tree_entries=... ...
@@ -95,12 +96,20 @@ for n in WARM_SLEEP TIMEOUT WTIMEOUT MEM SMP; do
 done
 [[ $WORKLOADS =~ ^[A-Za-z0-9_,]+$ ]] || die "--workloads must be a comma-separated list of names"
 [[ -z $EXTRA_CPIO || -f $EXTRA_CPIO ]] || die "--extra-cpio $EXTRA_CPIO: no such file"
+jstr() { # JSON string literal
+  local s=$1
+  s=${s//\\/\\\\}; s=${s//\"/\\\"}
+  printf '"%s"' "$s"
+}
 EXTRA_PORTS=()
 mounts_json=""
 for m in "${MOUNTS[@]}"; do
-  [[ $m =~ ^([a-z][a-z0-9_]*)=([0-9]+)$ ]] || die "--mount $m: want NAME=PORT (NAME: lower case, digits, _)"
+  [[ $m =~ ^([a-z][a-z0-9_]*)=([0-9]+)(:(/.*))?$ ]] \
+    || die "--mount $m: want NAME=PORT or NAME=PORT:/EXPORT (NAME: lower case, digits, _)"
   EXTRA_PORTS+=("${BASH_REMATCH[2]}")
-  mounts_json+="${mounts_json:+,}{\"name\":\"${BASH_REMATCH[1]}\",\"port\":${BASH_REMATCH[2]}}"
+  mounts_json+="${mounts_json:+,}{\"name\":\"${BASH_REMATCH[1]}\",\"port\":${BASH_REMATCH[2]}"
+  [[ -n ${BASH_REMATCH[4]} ]] && mounts_json+=",\"export\":$(jstr "${BASH_REMATCH[4]}")"
+  mounts_json+="}"
 done
 
 T0=$(date +%s.%N)
@@ -129,11 +138,6 @@ CONSOLE=$OUTDIR/console.log
 RESULTS=$OUTDIR/results.txt
 : > "$CONSOLE"; : > "$RESULTS"
 
-jstr() { # JSON string literal
-  local s=$1
-  s=${s//\\/\\\\}; s=${s//\"/\\\"}
-  printf '"%s"' "$s"
-}
 wl_json=$(printf '%s' "$WORKLOADS" | awk -F, '{for(i=1;i<=NF;i++) if($i!="") printf "%s\"%s\"", (n++?",":""), $i}')
 CFG="{\"server\":\"10.0.2.2\",\"port\":$PORT,\"mountport\":$MOUNTPORT,\"export\":$(jstr "$EXPORT"),\"subdir\":$(jstr "$SUBDIR"),\"workloads\":[$wl_json],\"opts\":$(jstr "$OPTS"),\"warm_sleep\":$WARM_SLEEP,\"count\":$COUNT,\"drop_caches\":$DROP,\"workload_timeout\":$WTIMEOUT,\"mount_timeout\":60,\"label\":$(jstr "$LABEL"),\"manifest\":$MANIFEST"
 [[ -n $BASEOPTS ]] && CFG="$CFG,\"base_opts\":$(jstr "$BASEOPTS")"

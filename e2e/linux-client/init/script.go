@@ -14,11 +14,13 @@ import (
 
 // ExtraMount is one more export that the script workload mounts beside the
 // workload's own mount, at /mnt/NAME, with the same options but its own
-// port: one boot can then run a suite against several servers (a boot
+// port and, if set, its own export path (a subdirectory, a revision): one
+// boot can then run a suite against several servers and mounts (a boot
 // under TCG costs 5-10 s).
 type ExtraMount struct {
-	Name string `json:"name"`
-	Port int    `json:"port"`
+	Name   string `json:"name"`
+	Port   int    `json:"port"`
+	Export string `json:"export"` // "" is the workload's own export path
 }
 
 var mountName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
@@ -33,6 +35,9 @@ func checkMounts(ms []ExtraMount) error {
 		}
 		if m.Port <= 0 || m.Port > 65535 {
 			return fmt.Errorf("extra mount %q: port %d out of range", m.Name, m.Port)
+		}
+		if m.Export != "" && !strings.HasPrefix(m.Export, "/") {
+			return fmt.Errorf("extra mount %q: export %q does not start with /", m.Name, m.Export)
 		}
 		seen[m.Name] = true
 	}
@@ -58,6 +63,9 @@ func scriptWorkload(cfg *Config, doc string) workload {
 			os.MkdirAll(target, 0o755)
 			c := *cfg
 			c.Port, c.MountPort = m.Port, m.Port
+			if m.Export != "" {
+				c.Export = m.Export
+			}
 			if _, err := mountAt(&c, target); err != nil {
 				return err
 			}

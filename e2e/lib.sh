@@ -1,0 +1,88 @@
+# e2e/lib.sh — what the suites that serve several exports to one guest boot
+# share (sourced by e2e/cthon.sh and e2e/mounts.sh): free ports, starting
+# and stopping gitnfs servers, the guest script's report, the verdicts.
+#
+# The sourcing script sets WORK (a fresh temp directory), BIN (gitnfs),
+# REPO, and `declare -A PORT SPID` and `PIDS=()` before calling these.
+
+FAIL=0
+fail() { echo "FAIL $*"; FAIL=1; }
+pass() { echo "PASS $*"; }
+
+# e2e_ports KIND...: a distinct free loopback port for each KIND in PORT.
+e2e_ports() {
+  local used=" " kind p
+  for kind in "$@"; do
+    for _ in $(seq 20); do
+      p=$("$WORK/bin/census" freeport)
+      [[ $used != *" $p "* ]] && break
+    done
+    used+="$p "
+    PORT[$kind]=$p
+  done
+}
+
+# e2e_start KIND ARGS...: gitnfs serve of REPO on PORT[KIND] with ARGS, its
+# census on (JJ_VFS_STATS=1), output in $WORK/out/KIND.{stdout,stderr}.
+e2e_start() {
+  local kind=$1; shift
+  mkdir -p "$WORK/out"
+  JJ_VFS_STATS=1 env --default-signal=INT "$BIN" serve --repo "$REPO" --listen "127.0.0.1:${PORT[$kind]}" "$@" \
+    > "$WORK/out/$kind.stdout" 2> "$WORK/out/$kind.stderr" &
+  SPID[$kind]=$!
+  PIDS+=($!)
+}
+
+# e2e_wait_up KIND...: every server accepts connections (15 s each at most).
+e2e_wait_up() {
+  local kind up
+  for kind in "$@"; do
+    up=0
+    for _ in $(seq 150); do
+      kill -0 "${SPID[$kind]}" 2>/dev/null || break
+      if timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/${PORT[$kind]}" 2>/dev/null; then up=1; break; fi
+      sleep 0.1
+    done
+    ((up)) || { tail -n 20 "$WORK/out/$kind.stderr" >&2; die "the $kind server did not start on 127.0.0.1:${PORT[$kind]}"; }
+  done
+}
+
+# e2e_stop KIND...: SIGINT each server and judge that it served the whole
+# run: still alive at the end, no panic in its log.
+e2e_stop() {
+  local kind pid rc
+  for kind in "$@"; do
+    pid=${SPID[$kind]}
+    if ! kill -0 "$pid" 2>/dev/null; then
+      fail "server-alive/$kind       the server exited during the run"; continue
+    fi
+    kill -INT "$pid"
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    rc=0; wait "$pid" 2>/dev/null || rc=$?
+    if grep -q -E '^(panic:|fatal error:)' "$WORK/out/$kind.stderr"; then
+      fail "server-alive/$kind       panicked: $(grep -m1 -E '^(panic:|fatal error:)' "$WORK/out/$kind.stderr")"
+    else
+      pass "server-alive/$kind       served the whole run, exit $rc after SIGINT"
+    fi
+  done
+}
+
+# e2e_guest_output: the script workload's lines (`script workload=script
+# line="..."`, Go-quoted in census.txt) unquoted into $WORK/out/guest.txt.
+e2e_guest_output() {
+  sed -n 's/^script workload=script line=//p' "$WORK/out/census.txt" \
+    | sed 's/^"//; s/"$//; s/\\"/"/g; s/\\t/\t/g; s/\\\\/\\/g' > "$WORK/out/guest.txt"
+}
+
+# e2e_kernel_log: the guest kernel log has no NFS complaint.
+e2e_kernel_log() {
+  local complaint='nfs: server .* not responding|Stale file handle|fileid changed'
+  if [[ ! -s $WORK/out/vm/console.log ]]; then
+    fail "kernel-log               no guest console log"
+  elif grep -q -E "$complaint" "$WORK/out/vm/console.log"; then
+    fail "kernel-log               $(grep -m1 -E "$complaint" "$WORK/out/vm/console.log")"
+  else
+    pass "kernel-log               no NFS complaint in the guest kernel log"
+  fi
+}
