@@ -127,13 +127,11 @@ func newEndpoint(r Remote, e env) (endpoint, error) {
 	}
 	// scp-like [user@]host:path: a colon before the first slash, as git's
 	// url_is_local_not_ssh decides (a path with a slash first is local).
-	if colon := strings.IndexByte(u, ':'); colon > 0 && !strings.Contains(u[:colon], "/") && !isDriveLetter(u, colon) {
+	if colon := strings.IndexByte(u, ':'); colon > 0 && !strings.Contains(u[:colon], "/") {
 		return sshEndpoint(r, u[:colon], "", u[colon+1:], e)
 	}
 	return &pipe{argv: uploadPackLocal(r, u, e), env: e}, nil
 }
-
-func isDriveLetter(u string, colon int) bool { return colon == 1 && filepath.Separator == '\\' }
 
 // uploadPackLocal is the command that serves a local repository.
 func uploadPackLocal(r Remote, path string, e env) []string {
