@@ -5,6 +5,47 @@
 # The sourcing script sets WORK (a fresh temp directory), BIN (gitnfs),
 # REPO, and `declare -A PORT SPID` and `PIDS=()` before calling these.
 
+# e2e_suite NAME ARGS...: how a suite that takes --keep alone starts: KEEP
+# from its arguments (anything else is refused), die() naming it, T0.
+e2e_suite() {
+  SUITE=$1; shift
+  KEEP=0
+  while (($#)); do
+    case $1 in
+      --keep) KEEP=1; shift ;;
+      *) echo "$SUITE: unknown argument $1" >&2; exit 2 ;;
+    esac
+  done
+  T0=$SECONDS
+}
+declare -F die > /dev/null || die() { echo "$SUITE: ERROR: $1" >&2; exit 2; }
+
+# e2e_gitnfs: BIN, the gitnfs to serve with: $GITNFS_BIN, or ./cmd/gitnfs
+# built into $WORK/bin.
+e2e_gitnfs() {
+  if [[ -n ${GITNFS_BIN:-} ]]; then
+    BIN=$GITNFS_BIN
+    return
+  fi
+  mkdir -p "$WORK/bin"
+  (cd "$ROOT" && go build -o "$WORK/bin/gitnfs" ./cmd/gitnfs) || die "go build ./cmd/gitnfs failed"
+  BIN=$WORK/bin/gitnfs
+}
+
+# e2e_extra_cpio SCRIPT "APPLET..." [HOSTBIN...]: $WORK/extra.cpio, unpacked
+# over the guest's initramfs: SCRIPT as /extra/run.sh (what --script runs),
+# busybox links for the applets beyond the base image, and host binaries
+# copied to the same path (they must need no library the base lacks).
+e2e_extra_cpio() {
+  local x=$WORK/extra a h
+  mkdir -p "$x/extra" "$x/bin"
+  cp "$1" "$x/extra/run.sh"
+  for a in $2; do ln -s busybox "$x/bin/$a"; done
+  shift 2
+  for h in "$@"; do install -D -m 0755 "$h" "$x$h"; done
+  (cd "$x" && find . -mindepth 1 -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --owner 0:0 --quiet) > "$WORK/extra.cpio"
+}
+
 FAIL=0
 fail() { echo "FAIL $*"; FAIL=1; }
 pass() { echo "PASS $*"; }

@@ -22,16 +22,8 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 export PATH=$PATH:/usr/local/go/bin
-KEEP=0
-while (($#)); do
-  case $1 in
-    --keep) KEEP=1; shift ;;
-    *) echo "mounts.sh: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
-die() { echo "mounts.sh: ERROR: $1" >&2; exit 2; }
 . "$HERE/lib.sh"
-T0=$SECONDS
+e2e_suite mounts.sh "$@"
 
 WORK=$(mktemp -d /tmp/gitnfs-mounts-e2e.XXXXXX)
 PIDS=()
@@ -44,19 +36,9 @@ trap cleanup EXIT
 "$HERE/linux-client/setup.sh" >&2 || die "linux-client/setup.sh failed"
 mkdir -p "$WORK/bin"
 (cd "$ROOT" && go build -o "$WORK/bin/census" ./e2e/census) || die "go build ./e2e/census failed"
-if [[ -n ${GITNFS_BIN:-} ]]; then
-  BIN=$GITNFS_BIN
-else
-  (cd "$ROOT" && go build -o "$WORK/bin/gitnfs" ./cmd/gitnfs) || die "go build ./cmd/gitnfs failed"
-  BIN=$WORK/bin/gitnfs
-fi
-
+e2e_gitnfs
 # The guest script and the busybox applets it needs beyond the base image.
-X=$WORK/extra
-mkdir -p "$X/extra" "$X/bin"
-cp "$HERE/mounts/guest.sh" "$X/extra/run.sh"
-for a in rm mkdir md5sum sort xargs cmp diff stat tr head basename; do ln -s busybox "$X/bin/$a"; done
-(cd "$X" && find . -mindepth 1 -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --owner 0:0 --quiet) > "$WORK/extra.cpio"
+e2e_extra_cpio "$HERE/mounts/guest.sh" "rm mkdir md5sum sort xargs cmp diff stat tr head basename"
 
 # base: src/lib (files, an executable, a symlink, a deeper directory),
 # src/app, docs; ours and theirs both change src/lib/a.c (a conflict in

@@ -78,7 +78,11 @@ func TestGetattrAllocatesNothing(t *testing.T) {
 
 // getattrRecord is an AUTH_SYS GETATTR call (xid 7) of src/main.go.
 func getattrRecord(f vfs.FS) []byte {
-	h := Handle(f, vfs.Node{ID: vfs.FileID("src/main.go"), Path: "src/main.go"})
+	return getattrRecordOf(Handle(f, vfs.Node{ID: vfs.FileID("src/main.go"), Path: "src/main.go"}))
+}
+
+// getattrRecordOf is an AUTH_SYS GETATTR call (xid 7) of handle h.
+func getattrRecordOf(h []byte) []byte {
 	var rec []byte
 	for _, v := range []uint32{7, 0, 2, progNFS, 3, 1, authSys} {
 		rec = binary.BigEndian.AppendUint32(rec, v)

@@ -21,7 +21,7 @@ func readdirplusRoot(t *testing.T, fs vfs.FS) stats.Derived {
 	census := stats.New()
 	srv := NewServer(fs, Options{Census: census})
 	args := encoder{}
-	args.string(string(appendHandle(nil, fs.Fsid(), fs.Root())))
+	args.string(string(handleWithFsid(fs.Fsid(), fs.Root())))
 	args.uint64(0)                              // cookie
 	args.b = append(args.b, make([]byte, 8)...) // verifier
 	args.uint32(1 << 16)                        // dircount

@@ -62,7 +62,8 @@ func (c *conn) serveInline(p procFunc, rec []byte, start time.Time) {
 	at := len(c.batch)
 	r.e.b = appendAcceptedHeader(c.batch, r.call.xid, acceptSuccess)
 	r.d = decoder{b: r.call.args}
-	r.view = view{Server: c.s, export: c.s.current.Load()}
+	x := c.s.current.Load()
+	r.view = view{Server: c.s, export: x, served: x}
 	status := c.run(p, r)
 	if r.view.pending != nil && c.s.opts.FetchWait > 0 && retryable(r.call.proc, status) {
 		// It needs data being fetched: it waits on its own goroutine,
@@ -74,7 +75,7 @@ func (c *conn) serveInline(p procFunc, rec []byte, start time.Time) {
 	}
 	in := len(rec)
 	r.e.b = c.fixHeader(r.e.b, at, r.call.xid, status)
-	c.record(r.call, status, in, len(r.e.b)-at, start)
+	c.recordIn(r.view.stats, r.call, status, in, len(r.e.b)-at, start)
 	c.batch = finishRecordAt(r.e.b, at)
 	// Nothing of this call may outlive it: the record is read over next.
 	r.e.b, r.d.b, r.call.args, r.view = nil, nil, nil, view{}
@@ -167,8 +168,20 @@ const (
 	statusSystemErr    = stats.StatusSystemErr
 )
 
+// record counts a call that named no export (refused before its handle
+// was read, NULL, MOUNT) under the served export.
 func (c *conn) record(call call, status uint32, in, out int, start time.Time) {
 	c.s.opts.Census.RPC(call.prog, call.vers, call.proc, status, in, out, time.Since(start))
+}
+
+// recordIn counts a call under the export it ran on (x: its share of the
+// census; nil when the census is off or the export is not counted).
+func (c *conn) recordIn(x *stats.Export, call call, status uint32, in, out int, start time.Time) {
+	if x == nil {
+		c.record(call, status, in, out, start)
+		return
+	}
+	x.RPC(call.prog, call.vers, call.proc, status, in, out, time.Since(start))
 }
 
 // putFailure writes an NFSv3 failure result of procedure p with status
@@ -213,13 +226,14 @@ func (c *conn) serve(p procFunc, r *request) {
 	// bad handle or of a small file allocates nothing near its count).
 	r.e.b = appendAcceptedHeader(getBuf(), call.xid, acceptSuccess)
 	r.d = decoder{b: call.args}
-	r.view = view{Server: c.s, export: c.s.current.Load()}
+	x := c.s.current.Load()
+	r.view = view{Server: c.s, export: x, served: x}
 	status := c.run(p, r)
 	if r.view.pending != nil {
 		status = c.rerunWhenReady(p, r, status)
 	}
 	b := c.fixHeader(r.e.b, 0, call.xid, status)
-	c.record(*call, status, in, len(b), r.start)
+	c.recordIn(r.view.stats, *call, status, in, len(b), r.start)
 	if charge > 0 {
 		var n int64
 		b, n = shrinkReply(b)

@@ -1,6 +1,9 @@
 package nfs
 
-import "github.com/gitnfs/gitnfs/vfs"
+import (
+	"github.com/gitnfs/gitnfs/stats"
+	"github.com/gitnfs/gitnfs/vfs"
+)
 
 // export is one FS as the protocol serves it: the FS and the optional
 // abilities it has (vfs's small interfaces), found once when the FS is set
@@ -9,15 +12,25 @@ import "github.com/gitnfs/gitnfs/vfs"
 type export struct {
 	fs        vfs.FS
 	fsid      uint64
+	rootID    uint64           // the root's fileid, a path's counts from it: vfs.RootID but in a revision
+	revision  bool             // a revision export: its handles have formats of their own
 	writable  vfs.Writable     // nil: every change is NFS3ERR_ROFS
 	statfs    vfs.StatFSer     // FSSTAT's numbers, on a writable export
 	inline    vfs.InlineAttrer // nil: READDIRPLUS inlines no attributes
 	conflicts vfs.Conflicter   // nil: nothing is conflicted
 	ids       vfs.IDResolver   // nil: a handle without a path is stale
+
+	// hidden serves this export's hidden directory (vfs.ControlDir); nil
+	// when the server serves no revisions. On that export, control is the
+	// directory's FS (and hidden nil).
+	hidden  *export
+	control *controlFS
+	// stats is its share of the census (nil: not counted).
+	stats *stats.Export
 }
 
 func newExport(fs vfs.FS) *export {
-	x := &export{fs: fs, fsid: fs.Fsid()}
+	x := &export{fs: fs, fsid: fs.Fsid(), rootID: vfs.RootID}
 	x.writable, _ = fs.(vfs.Writable)
 	x.statfs, _ = fs.(vfs.StatFSer)
 	x.inline, _ = fs.(vfs.InlineAttrer)

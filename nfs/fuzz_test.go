@@ -593,7 +593,7 @@ func checkResult(fs *fuzzFS, c call, body []byte) string {
 		return "no status"
 	}
 	h := handleArg(a)
-	node, herr := resolveHandle(newExport(fs), h)
+	node, herr := ResolveHandle(fs, h)
 	attrOK := func(at *rattr, n vfs.Node) string {
 		if at == nil {
 			return ""
@@ -630,7 +630,7 @@ func checkResult(fs *fuzzFS, c call, body []byte) string {
 			fh := d.opaque(maxHandle)
 			obj := d.postOpAttr()
 			d.postOpAttr()
-			n, err := resolveHandle(newExport(fs), fh)
+			n, err := ResolveHandle(fs, fh)
 			if err != nil {
 				return fmt.Sprintf("LOOKUP %q returned a handle that does not resolve: %v", name, err)
 			}
@@ -731,7 +731,7 @@ func checkResult(fs *fuzzFS, c call, body []byte) string {
 					}
 					if d.bool() {
 						fh := d.opaque(maxHandle)
-						n, err := resolveHandle(newExport(fs), fh)
+						n, err := ResolveHandle(fs, fh)
 						if err != nil || n.ID != id {
 							return fmt.Sprintf("entry %q: handle resolves to %#x (%v)", name, n.ID, err)
 						}
@@ -852,7 +852,7 @@ func FuzzProcs(f *testing.F) {
 		allocated, over := overAllocates(func() uint64 {
 			e = encoder{b: make([]byte, 0, 64)}
 			d := decoder{b: args}
-			st = procs[c.proc](&view{Server: s, export: newExport(fs)}, &c, &d, &e)
+			st = procs[c.proc](s.viewOf(newExport(fs)), &c, &d, &e)
 			// A reply may grow to its own size (twice, by append); nothing
 			// else may be big.
 			return uint64(2*cap(e.b) + 4*len(args) + 64<<10)
@@ -882,13 +882,13 @@ func FuzzResolveHandle(f *testing.F) {
 	}
 	f.Add([]byte{})
 	f.Add(bytes.Repeat([]byte{handleWithPath}, maxHandle+1))
-	gone := appendHandle(nil, fuzzFsid, vfs.Node{ID: vfs.FileID("no/such"), Path: "no/such"})
+	gone := handleWithFsid(fuzzFsid, vfs.Node{ID: vfs.FileID("no/such"), Path: "no/such"})
 	f.Add(gone)
-	f.Add(appendHandle(nil, fuzzFsid, vfs.Node{ID: vfs.FileID("d/../f"), Path: "d/../f"}))
-	f.Add(appendHandle(nil, fuzzFsid, vfs.Node{ID: vfs.FileID("f/x"), Path: "f/x"}))
-	f.Add(appendHandle(nil, fuzzFsid+1, vfs.Node{ID: vfs.FileID("f"), Path: "f"}))
+	f.Add(handleWithFsid(fuzzFsid, vfs.Node{ID: vfs.FileID("d/../f"), Path: "d/../f"}))
+	f.Add(handleWithFsid(fuzzFsid, vfs.Node{ID: vfs.FileID("f/x"), Path: "f/x"}))
+	f.Add(handleWithFsid(fuzzFsid+1, vfs.Node{ID: vfs.FileID("f"), Path: "f"}))
 	f.Fuzz(func(t *testing.T, h []byte) {
-		n, err := resolveHandle(newExport(fs), h)
+		n, err := ResolveHandle(fs, h)
 		if err != nil {
 			if !errors.Is(err, errBadHandle) && !errors.Is(err, vfs.ErrStale) {
 				t.Fatalf("handle %x: error %v is neither bad nor stale", h, err)
@@ -903,4 +903,9 @@ func FuzzResolveHandle(f *testing.F) {
 			t.Fatalf("handle %x resolved to %q, whose handle is %x", h, n.Path, again)
 		}
 	})
+}
+
+// handleWithFsid is the handle of n in a served export whose fsid is fsid.
+func handleWithFsid(fsid uint64, n vfs.Node) []byte {
+	return appendHandle(nil, &export{fsid: fsid}, n)
 }

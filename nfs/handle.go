@@ -31,10 +31,21 @@ import (
 // file is the same file (same fileid) and the issue asks that files keep
 // their handle across rename; it becomes ESTALE only once the file itself is
 // gone (deleted, or its name taken by another file).
+//
+// A revision export (vfs.Revisions: MOUNT "REV:PATH", .gitnfs/rev/REV) has
+// formats of its own, 'R' and 'S', laid out as 'G' and 'H': the format byte
+// is what tells a handle of the served export from a revision's, so the
+// revision keeps all 64 bits of its fsid, which are the first 8 bytes of its
+// commit id (gitfs.RevisionFsid): after a restart the server finds the
+// revision again from those 16 hex digits, with no MOUNT repeated and no
+// table kept. Same size as every other handle; the served export's handles
+// are byte for byte what they were.
 const (
 	handleWithPath byte = 0x47 // 'G': format 1, path inline
 	handleIDOnly   byte = 0x48 // format 1, fileid only
 	handleByID     byte = 0x49 // a Writable's own file (vfs.HandleByID): fileid only, resolved by ResolveID
+	revWithPath    byte = 0x52 // 'R': a revision export's node, path inline
+	revIDOnly      byte = 0x53 // a revision export's node, fileid only
 	handleHeader        = 1 + 8 + 8
 	maxHandle           = 64
 )
@@ -44,13 +55,20 @@ const (
 // agree.
 const _ = uint(maxHandle-handleHeader-vfs.MaxInlinePath) + uint(vfs.MaxInlinePath-(maxHandle-handleHeader))
 
-// handleForm picks the format and the path (if any) of n's handle.
-func handleForm(n *vfs.Node) (byte, string) {
+// handleForm picks the format and the path (if any) of n's handle in an
+// export (revision: a revision export's).
+func handleForm(n *vfs.Node, revision bool) (byte, string) {
 	if n.Handle == vfs.HandleByID {
 		return handleByID, ""
 	}
 	if p := n.HandlePath(); len(p) <= maxHandle-handleHeader {
+		if revision {
+			return revWithPath, p
+		}
 		return handleWithPath, p
+	}
+	if revision {
+		return revIDOnly, ""
 	}
 	return handleIDOnly, ""
 }
@@ -59,49 +77,67 @@ var (
 	errBadHandle = errors.New("bad file handle")
 )
 
-func appendHandle(b []byte, fsid uint64, n vfs.Node) []byte {
-	format, p := handleForm(&n)
+// appendHandle appends the handle of n, a node of export x.
+func appendHandle(b []byte, x *export, n vfs.Node) []byte {
+	format, p := handleForm(&n, x.revision)
 	b = append(b, format)
-	b = binary.BigEndian.AppendUint64(b, fsid)
+	b = binary.BigEndian.AppendUint64(b, x.fsid)
 	b = binary.BigEndian.AppendUint64(b, n.ID)
 	return append(b, p...)
 }
 
 // handleLen is the encoded length of n's handle.
 func handleLen(n vfs.Node) int {
-	_, p := handleForm(&n)
+	_, p := handleForm(&n, false)
 	return handleHeader + len(p)
 }
 
-// Handle returns n's file handle. The go-nfs fallback uses it so that both
-// halves of the server agree on every handle.
+// Handle returns n's file handle, n a node of the served export fs. The
+// go-nfs fallback uses it so that both halves of the server agree on every
+// handle.
 func Handle(fs vfs.FS, n vfs.Node) []byte {
-	return appendHandle(make([]byte, 0, maxHandle), fs.Fsid(), n)
+	return appendHandle(make([]byte, 0, maxHandle), &export{fs: fs, fsid: fs.Fsid()}, n)
 }
 
-// ResolveHandle maps a handle to a node; errors wrap vfs.ErrStale or mean a
-// malformed handle. It finds fs's abilities on every call: it serves the
-// go-nfs fallback (MOUNT, rare), not the request path.
-func ResolveHandle(fs vfs.FS, h []byte) (vfs.Node, error) { return resolveHandle(newExport(fs), h) }
-
-// resolveHandle maps a handle to a node. A malformed handle is
-// errBadHandle; a well-formed one of another export or of a path that no
-// longer exists is vfs.ErrStale.
-func resolveHandle(x *export, h []byte) (vfs.Node, error) {
-	if len(h) < handleHeader || len(h) > maxHandle {
-		return vfs.Node{}, errBadHandle
+// ResolveHandle maps a handle of the served export fs to a node; errors
+// wrap vfs.ErrStale or mean a malformed handle. It finds fs's abilities on
+// every call: it serves the go-nfs fallback (MOUNT, rare), not the request
+// path.
+func ResolveHandle(fs vfs.FS, h []byte) (vfs.Node, error) {
+	x := newExport(fs)
+	format, fsid, err := parseHandle(h)
+	if err != nil {
+		return vfs.Node{}, err
 	}
+	if format == revWithPath || format == revIDOnly || fsid != x.fsid {
+		return vfs.Node{}, vfs.ErrStale
+	}
+	return resolveIn(x, h)
+}
+
+// parseHandle checks a handle's size and format and reads its fsid.
+func parseHandle(h []byte) (format byte, fsid uint64, err error) {
+	if len(h) < handleHeader || len(h) > maxHandle {
+		return 0, 0, errBadHandle
+	}
+	switch h[0] {
+	case handleWithPath, handleIDOnly, handleByID, revWithPath, revIDOnly:
+		return h[0], binary.BigEndian.Uint64(h[1:9]), nil
+	}
+	return 0, 0, errBadHandle
+}
+
+// resolveIn maps a handle to a node of x, the export its format and fsid
+// named. A malformed handle is errBadHandle; a well-formed one of a path
+// that no longer exists is vfs.ErrStale.
+func resolveIn(x *export, h []byte) (vfs.Node, error) {
 	format := h[0]
-	fsid := binary.BigEndian.Uint64(h[1:9])
 	id := binary.BigEndian.Uint64(h[9:17])
 	switch format {
-	case handleWithPath:
+	case handleWithPath, revWithPath:
 		path := handlePath(id, h[handleHeader:])
-		if vfs.FileID(path) != id || !cleanPath(path) {
+		if vfs.FileIDFrom(x.rootID, path) != id || !cleanPath(path) {
 			return vfs.Node{}, errBadHandle
-		}
-		if fsid != x.fsid {
-			return vfs.Node{}, vfs.ErrStale
 		}
 		var n vfs.Node
 		var err error
@@ -111,12 +147,9 @@ func resolveHandle(x *export, h []byte) (vfs.Node, error) {
 			n, err = x.fs.Resolve(path)
 		}
 		return checkResolved(n, err, id)
-	case handleIDOnly, handleByID:
+	case handleIDOnly, handleByID, revIDOnly:
 		if len(h) != handleHeader {
 			return vfs.Node{}, errBadHandle
-		}
-		if fsid != x.fsid {
-			return vfs.Node{}, vfs.ErrStale
 		}
 		if x.ids == nil || (x.writable == nil && format == handleByID) {
 			// A file made by a writable overlay, served now without it.

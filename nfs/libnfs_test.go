@@ -128,8 +128,8 @@ func TestReadmeLibnfsExamplesRunAsWritten(t *testing.T) {
 	if len(examples) < 3 {
 		t.Fatalf("README has %d nfs-ls/nfs-cat examples, want the 3 of \"Serving without mounting\"", len(examples))
 	}
-	s := serve(t, repo, "HEAD")
-	_, port, _ := net.SplitHostPort(s.addr)
+	s := serveRevisions(t, repo, "HEAD", nil) // the REV:PATH examples too
+	_, port, _ := net.SplitHostPort(s.Addr)
 	for _, ex := range examples {
 		line := strings.ReplaceAll(ex[1], "=P", "="+port)
 		out, err := exec.Command("sh", "-c", line).CombinedOutput()
@@ -138,7 +138,11 @@ func TestReadmeLibnfsExamplesRunAsWritten(t *testing.T) {
 			continue
 		}
 		if strings.HasPrefix(line, "nfs-cat ") {
-			if want := testrepo.Git(t, repo, "show", "HEAD:"+strings.TrimLeft(ex[2], "/")); string(out) != want {
+			obj := strings.TrimLeft(ex[2], "/")
+			if !strings.Contains(obj, ":") {
+				obj = "HEAD:" + obj // a path of the served revision; REV:PATH is git's own spelling
+			}
+			if want := testrepo.Git(t, repo, "show", obj); string(out) != want {
 				t.Errorf("README's %s: %d bytes, git show %d", line, len(out), len(want))
 			}
 		}

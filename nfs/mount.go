@@ -58,7 +58,7 @@ func onMountMnt(s *view, c *call, d *decoder, e *encoder) uint32 {
 		return statusGarbageArgs
 	}
 	dirpath := string(p)
-	fh, err := MountHandle(s.fs, dirpath)
+	fh, err := s.mount(dirpath)
 	if err != nil {
 		st := mountStatus(err)
 		if s.limited(&s.mountLog) {
@@ -93,7 +93,7 @@ func mountStatus(err error) uint32 {
 		return mountErrInval
 	case errors.Is(err, vfs.ErrNameTooLong):
 		return mountErrNameLong
-	case errors.Is(err, vfs.ErrPerm):
+	case errors.Is(err, vfs.ErrPerm), errors.Is(err, vfs.ErrAccess):
 		return mountErrAcces
 	}
 	return mountErrIO
@@ -211,6 +211,98 @@ func MountHandle(fs vfs.FS, dirpath string) ([]byte, error) {
 		return nil, fmt.Errorf("mount %q: %w: it is a %s", dirpath, vfs.ErrNotDir, typeName(n.Type))
 	}
 	return Handle(fs, n), nil
+}
+
+// ParseMountPath splits a MOUNT dirpath into the revision it names and the
+// path of the directory to mount, as MNT reads it on a server that serves
+// revisions (Options.Revisions):
+//
+//   - "/src/lib" (no colon): the served export's src/lib (rev "").
+//   - "/v1.2.0:src", "/origin/main:", "v1.2.0:/src/": revision v1.2.0's src,
+//     origin/main's root: REV:PATH as git spells a tree, split at the first
+//     colon (a revision expression never holds one: git forbids ':' in ref
+//     names, and ~N, ^N, ^{tree} hold none).
+//   - "/:dir:with:colons": a path of the served export that itself holds a
+//     colon, with an empty REV.
+//
+// The path is normalised as MountPath does (and refused as it refuses);
+// the whole dirpath is bounded by MNTPATHLEN.
+func ParseMountPath(dirpath string) (rev, path string, err error) {
+	if len(dirpath) > maxMountPath {
+		return "", "", fmt.Errorf("mount %.40q...: %w (MNTPATHLEN is %d bytes)", dirpath, vfs.ErrNameTooLong, maxMountPath)
+	}
+	rev, p, ok := revisionPath(dirpath)
+	if !ok {
+		p = dirpath
+	}
+	if strings.IndexByte(rev, 0) >= 0 {
+		return "", "", fmt.Errorf("mount %q: %w: NUL in the revision", dirpath, vfs.ErrInval)
+	}
+	if path, err = MountPath(p); err != nil {
+		if ok {
+			return "", "", fmt.Errorf("revision %q: %w", rev, err)
+		}
+		return "", "", err
+	}
+	return rev, path, nil
+}
+
+// MountHandle is MNT's answer for dirpath on this server: a directory of
+// the served export (MountHandle(fs, dirpath) says which and how), of a
+// revision ("REV:PATH", ParseMountPath), or reached through .gitnfs/rev.
+// The revision is resolved now, once: the handle names its commit, so the
+// mount stays on that commit whatever the branch does later, and resolves
+// after a restart without this MNT being repeated. Errors name the path and
+// wrap what MountHandle's do, and vfs.ErrAccess for a revision the server
+// refuses (--revisions).
+func (s *Server) MountHandle(dirpath string) ([]byte, error) { return s.view().mount(dirpath) }
+
+// mount is MountHandle for a MNT call: the request moves onto the export
+// it mounts, whose census row counts it.
+func (s *view) mount(dirpath string) ([]byte, error) {
+	rev, p, err := ParseMountPath(dirpath)
+	if err != nil {
+		return nil, err
+	}
+	if rev != "" {
+		if s.revs == nil {
+			return nil, fmt.Errorf("mount %q: %w: this server serves one revision (REV:PATH needs revisions served)", dirpath, vfs.ErrNoEnt)
+		}
+		fs, err := s.revs.Open(rev)
+		if err != nil {
+			return nil, fmt.Errorf("mount %q: %w", dirpath, err)
+		}
+		s.enterRevision(fs)
+		s.stats.Mounted(rev)
+	}
+	n := s.fs.Root()
+	if p != "" {
+		if first, _, _ := strings.Cut(p, "/"); first == vfs.ControlDir && s.hidden != nil {
+			n, err = s.walk(p) // through the hidden directory, maybe into a revision
+		} else {
+			n, err = s.fs.Resolve(p)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("mount %q: %w", dirpath, err)
+		}
+	}
+	if n.Type != vfs.Dir {
+		return nil, fmt.Errorf("mount %q: %w: it is a %s", dirpath, vfs.ErrNotDir, typeName(n.Type))
+	}
+	return appendHandle(make([]byte, 0, maxHandle), s.export, n), nil
+}
+
+// walk finds path from the root of the request's export by a LOOKUP per
+// component, crossing junctions as LOOKUP does.
+func (s *view) walk(path string) (vfs.Node, error) {
+	n := s.fs.Root()
+	for _, name := range strings.Split(path, "/") {
+		var err error
+		if n, err = s.lookup(n, name); err != nil {
+			return vfs.Node{}, err
+		}
+	}
+	return n, nil
 }
 
 func typeName(t vfs.Type) string {

@@ -15,6 +15,10 @@ func onLookup(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if len(name) > maxName {
 		return s.failWithAttr(e, nfsErrNameLong, &dir)
 	}
+	// from is the directory's export; a junction (.gitnfs, a revision
+	// under .gitnfs/rev) answers a node of another, in which its handle and
+	// attributes are made.
+	from := s.export
 	var n vfs.Node
 	switch string(name) {
 	case ".":
@@ -22,22 +26,27 @@ func onLookup(s *view, c *call, d *decoder, e *encoder) uint32 {
 	case "..":
 		n, err = s.parent(dir)
 	default:
-		n, err = s.fs.Lookup(dir, string(name))
+		n, err = s.lookup(dir, string(name))
+	}
+	var a vfs.Attr
+	if err == nil {
+		a, err = s.fs.Attr(n)
 	}
 	if err != nil {
-		return s.failWithAttr(e, s.status(err, c, join(dir.Path, string(name))), &dir)
-	}
-	a, err := s.fs.Attr(n)
-	if err != nil {
-		return s.failWithAttr(e, s.status(err, c, n.Path), &dir)
+		st := s.status(err, c, join(dir.Path, string(name)))
+		s.export = from
+		return s.failWithAttr(e, st, &dir)
 	}
 	e.uint32(nfsOK)
 	e.uint32(uint32(handleLen(n)))
-	e.b = appendHandle(e.b, s.fsid, n)
+	e.b = appendHandle(e.b, s.export, n)
 	e.pad(handleLen(n))
 	e.bool(true)
 	putFattr(e, &a)
+	to := s.export
+	s.export = from
 	s.putPostOpAttr(e, dir)
+	s.export = to
 	return nfsOK
 }
 

@@ -69,7 +69,7 @@ func onRead(s *view, c *call, d *decoder, e *encoder) uint32 {
 	}
 	putUint32(e.b[hdr+8:], uint32(got))
 	e.pad(got)
-	s.opts.Census.ReadBytes(got)
+	s.stats.ReadBytes(got)
 	return nfsOK
 }
 

@@ -141,6 +141,6 @@ func onReaddir(s *view, c *call, d *decoder, e *encoder) uint32 {
 	}
 	e.bool(false)
 	e.bool(p == l.end())
-	s.opts.Census.Readdir(n)
+	s.stats.Readdir(n)
 	return nfsOK
 }

@@ -62,10 +62,12 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 	attrErrors := 0
 	n := 0
 	p := l.pos
-	fsid := s.fsid
+	// A control directory's revisions are junctions: listed with neither
+	// handle nor attributes, which are another export's (the client's
+	// LOOKUP crosses into it).
+	junctions, _ := l.ents.(*controlListing)
 	for ; p < l.end(); p++ {
 		var node vfs.Node
-		var err error
 		switch p {
 		case 0:
 			node = l.dir
@@ -75,25 +77,36 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 			node = l.ents.Node(int(p - 2))
 		}
 		name := entryName(l, p)
-		a, ok, err := s.inlineAttr(node)
-		if _, pending := vfs.AsPending(err); pending {
-			// The directory's sizes are being fetched (one round trip for
-			// all of them): answer when they are here rather than with
-			// entries the client would then look up one by one.
-			e.b = e.b[:resStart]
-			return s.failWithAttr(e, s.status(err, c, l.dir.Path), &l.dir)
-		}
-		if err != nil {
-			// This entry's object is unreadable: list it without attributes
-			// and let the client's own GETATTR report the error for it. The
-			// census counts it as an error, under its own kind: only the FS
-			// says what is conflicted.
-			ok = false
-			if p >= 2 {
-				attrErrors++
+		// A junction (a revision in .gitnfs/rev) has neither attributes
+		// nor a handle here: both are another export's.
+		junction := junctions != nil && p >= 2 && junctions.junction(int(p-2))
+		var a vfs.Attr
+		var ok bool
+		if !junction {
+			var err error
+			a, ok, err = s.inlineAttr(node)
+			if _, pending := vfs.AsPending(err); pending {
+				// The directory's sizes are being fetched (one round trip
+				// for all of them): answer when they are here rather than
+				// with entries the client would then look up one by one.
+				e.b = e.b[:resStart]
+				return s.failWithAttr(e, s.status(err, c, l.dir.Path), &l.dir)
+			}
+			if err != nil {
+				// This entry's object is unreadable: list it without
+				// attributes and let the client's own GETATTR report the
+				// error for it. The census counts it as an error, under
+				// its own kind: only the FS says what is conflicted.
+				ok = false
+				if p >= 2 {
+					attrErrors++
+				}
 			}
 		}
-		size := entryFixed + xdrLen(len(name)) + 4 + 4 + xdrLen(handleLen(node))
+		size := entryFixed + xdrLen(len(name)) + 4 + 4
+		if !junction {
+			size += xdrLen(handleLen(node))
+		}
 		if ok {
 			size += fattrLen
 		}
@@ -109,11 +122,13 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 		if ok {
 			putFattr(e, &a)
 		}
-		e.bool(true)
-		hl := handleLen(node)
-		e.uint32(uint32(hl))
-		e.b = appendHandle(e.b, fsid, node)
-		e.pad(hl)
+		e.bool(!junction)
+		if !junction {
+			hl := handleLen(node)
+			e.uint32(uint32(hl))
+			e.b = appendHandle(e.b, s.export, node)
+			e.pad(hl)
+		}
 		if p >= 2 {
 			k := s.kindOf(node)
 			if ok {
@@ -130,7 +145,7 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 	}
 	e.bool(false)
 	e.bool(p == l.end())
-	s.opts.Census.Dirplus(stats.DirplusReply{WithAttrs: with, WithoutAttrs: without, AttrErrors: attrErrors,
+	s.stats.Dirplus(stats.DirplusReply{WithAttrs: with, WithoutAttrs: without, AttrErrors: attrErrors,
 		Bytes: len(e.b) - resStart, Dircount: dircount, Maxcount: maxcount})
 	return nfsOK
 }

@@ -86,14 +86,14 @@ func (c *conn) rerunWhenReady(p procFunc, r *request, status uint32) uint32 {
 		return status
 	}
 	deadline := time.Now().Add(wait)
-	ex := r.view.export
+	x := r.view.served // as the request found it, before resolving moved it
 	for r.view.pending != nil && retryable(r.call.proc, status) {
 		if !c.waitPending(r.view.pending, deadline) {
 			break
 		}
 		r.e.b = appendAcceptedHeader(r.e.b[:0], r.call.xid, acceptSuccess)
 		r.d = decoder{b: r.call.args}
-		r.view = view{Server: c.s, export: ex}
+		r.view = view{Server: c.s, export: x, served: x}
 		status = c.run(p, r)
 	}
 	return status

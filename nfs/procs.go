@@ -55,12 +55,19 @@ var procs = func() (t [proc.Count]procFunc) {
 	return t
 }()
 
-// writing runs h on a writable export and answers NFS3ERR_ROFS otherwise.
+// writing runs h on a writable export and answers NFS3ERR_ROFS otherwise:
+// the export is the one the first handle names (a revision, or the hidden
+// directory, is read-only however writable the served export is).
 func writing(h procFunc) procFunc {
 	return func(s *view, c *call, d *decoder, e *encoder) uint32 {
 		if s.writable == nil {
 			return onReadOnly(s, c, d, e)
 		}
+		peek := *d
+		if x, ok := s.exportOfWrite(handleArg(&peek)); ok && x != s.export {
+			return onReadOnly(s, c, d, e)
+		}
+		s.writeCall = true
 		return h(s, c, d, e)
 	}
 }
@@ -102,6 +109,10 @@ func (s *view) status(err error, c *call, path string) uint32 {
 		st = nfsErrNoEnt
 	case errors.Is(err, vfs.ErrNotDir):
 		st = nfsErrNotDir
+	case errors.Is(err, vfs.ErrAccess):
+		st = nfsErrAcces
+	case errors.Is(err, vfs.ErrXDev):
+		st = nfsErrXDev
 	default:
 		st = nfsErrIO
 		s.log.Error("request failed", "proc", proc.Name(c.proc), "status", "NFS3ERR_IO", "path", path, "err", err)
@@ -114,9 +125,6 @@ func (s *view) status(err error, c *call, path string) uint32 {
 // handleArg decodes a nfs_fh3 argument. Oversized handles decode (up to a
 // sane bound) so that they are answered BADHANDLE rather than GARBAGE_ARGS.
 func handleArg(d *decoder) []byte { return d.opaque(1024) }
-
-// resolve decodes a handle argument into a node.
-func (s *view) resolve(h []byte) (vfs.Node, error) { return resolveHandle(s.export, h) }
 
 const fattrLen = 84
 

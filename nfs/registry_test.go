@@ -28,7 +28,7 @@ func TestRegistryServesEveryProcedure(t *testing.T) {
 	fs := fuzzTree()
 	readOnly := newExport(fs)
 	srv := NewServer(fs, Options{})
-	root := appendHandle(nil, fuzzFsid, fs.Root())
+	root := handleWithFsid(fuzzFsid, fs.Root())
 	for n, info := range proc.Table {
 		if !info.Write {
 			continue
@@ -41,7 +41,7 @@ func TestRegistryServesEveryProcedure(t *testing.T) {
 		args := encoder{}
 		args.string(string(root))
 		d := decoder{b: args.b}
-		st := procs[n](&view{Server: srv, export: readOnly}, &call{proc: uint32(n)}, &d, &e)
+		st := procs[n](srv.viewOf(readOnly), &call{proc: uint32(n)}, &d, &e)
 		if st != nfsErrROFS {
 			t.Errorf("%s on a read-only export: status %d, want ROFS", info.Name, st)
 		}

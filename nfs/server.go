@@ -74,6 +74,11 @@ type Options struct {
 	// before it is answered NFS3ERR_JUKEBOX (pending.go). 0 means 5 s;
 	// negative: JUKEBOX at once.
 	FetchWait time.Duration
+	// Revisions, when set, serves every revision of the repository beside
+	// the served FS, each an export of its own (MOUNT "REV:PATH", the
+	// hidden directory .gitnfs/rev in the root of every export). nil serves
+	// the one FS.
+	Revisions vfs.Revisions
 	// Census counts every RPC; nil turns counting off.
 	Census *stats.Census
 	Log    *slog.Logger
@@ -92,8 +97,12 @@ const (
 // mixes two trees.
 type Server struct {
 	current atomic.Pointer[export]
-	opts    Options
-	log     *slog.Logger
+	// revs serves every revision beside the served export (nil: none);
+	// revisions holds their exports (exports.go).
+	revs      vfs.Revisions
+	revisions [revisionSlots]atomic.Pointer[export]
+	opts      Options
+	log       *slog.Logger
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
@@ -132,7 +141,7 @@ func NewServer(fs vfs.FS, opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, log: log, conns: map[net.Conn]struct{}{}}
+	s := &Server{opts: opts, log: log, conns: map[net.Conn]struct{}{}, revs: opts.Revisions}
 	if opts.AllowUIDs != nil {
 		s.allowUIDs = make(map[uint32]bool, len(opts.AllowUIDs))
 		for _, u := range opts.AllowUIDs {
@@ -142,6 +151,9 @@ func NewServer(fs vfs.FS, opts Options) *Server {
 	if opts.MaxReplyBytes > 0 {
 		s.budget = newByteBudget(opts.MaxReplyBytes)
 	}
+	if s.revs != nil {
+		s.revs.OnDrop(s.forgetRevision)
+	}
 	s.SetFS(fs)
 	return s
 }
@@ -149,7 +161,7 @@ func NewServer(fs vfs.FS, opts Options) *Server {
 // SetFS switches to a new FS atomically: requests already running finish on
 // the old one, new requests see the new one. The FS's abilities are found
 // here, once.
-func (s *Server) SetFS(fs vfs.FS) { s.current.Store(newExport(fs)) }
+func (s *Server) SetFS(fs vfs.FS) { s.current.Store(s.newExportOf(fs, false)) }
 
 // FS returns the FS new requests run on.
 func (s *Server) FS() vfs.FS { return s.current.Load().fs }
@@ -158,13 +170,21 @@ func (s *Server) FS() vfs.FS { return s.current.Load().fs }
 // the request started on.
 type view struct {
 	*Server
-	*export
+	*export // the export the request runs on now (resolve and lookup move it)
+	// served is the served export as the request found it (SetFS may swap
+	// it meanwhile): a handle of the served export is resolved in it.
+	served *export
+	// writeCall: a procedure that changes something, which stays on the
+	// export of its first handle (see resolve).
+	writeCall bool
 	// pending is what the request met that is still being fetched
 	// (pending.go), if anything.
 	pending vfs.Pending
 }
 
-func (s *Server) view() *view { return &view{Server: s, export: s.current.Load()} }
+func (s *Server) view() *view { return s.viewOf(s.current.Load()) }
+
+func (s *Server) viewOf(x *export) *view { return &view{Server: s, export: x, served: x} }
 
 // Serve accepts connections on l until l is closed or Close is called.
 func (s *Server) Serve(l net.Listener) error {

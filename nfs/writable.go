@@ -95,6 +95,24 @@ func checkName(name []byte, use nameUse) uint32 {
 	return nfsErrInval
 }
 
+// checkReserved answers a change to the hidden directory's name in the
+// root of an export that has one: LOOKUP finds .gitnfs there, so making
+// something of that name is NFS3ERR_EXIST, and removing or renaming it
+// NFS3ERR_ROFS (it is a read-only directory). A tree's own .gitnfs is the
+// tree's, changed as any entry.
+func (s *view) checkReserved(dir vfs.Node, name []byte, use nameUse) uint32 {
+	if s.hidden == nil || dir.Path != "" || string(name) != vfs.ControlDir {
+		return nfsOK
+	}
+	if _, err := s.fs.Lookup(dir, vfs.ControlDir); !errors.Is(err, vfs.ErrNoEnt) {
+		return nfsOK
+	}
+	if use == nameNew {
+		return nfsErrExist
+	}
+	return nfsErrROFS
+}
+
 // maxSymlink bounds a symlink's target (PATH_MAX).
 const maxSymlink = 4096
 
@@ -210,7 +228,7 @@ func (s *view) putPostOpFH(e *encoder, n vfs.Node) {
 	e.bool(true)
 	hl := handleLen(n)
 	e.uint32(uint32(hl))
-	e.b = appendHandle(e.b, s.fsid, n)
+	e.b = appendHandle(e.b, s.export, n)
 	e.pad(hl)
 }
 

@@ -1,8 +1,10 @@
 package stats
 
 import (
+	"fmt"
 	"math/bits"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,16 +20,43 @@ import (
 // between whole requests, never half of one (calls counted but bytes not
 // yet). Internal is updated by other packages without that lock, so it
 // may include work of requests still in flight.
+//
+// A server serves more than one export (issue 16: every revision beside the
+// served one), and the census counts each on its own (Export): the served
+// export's share is the Census's own counters (so census.Internal and
+// census.RPC are the served export's, as they were when there was only
+// one), each revision's an Export of its own. The report sums them and
+// breaks them down (Report.Exports).
 type Census struct {
-	// Internal is handed to the packages doing the work
-	// (tree.Options.Stats = &census.Internal).
-	Internal Internal
+	// Export is the served export's share. Its Internal is handed to the
+	// packages doing its work (tree.Options.Stats = &census.Internal).
+	Export
 
 	mu    sync.RWMutex
 	since time.Time // start of the window: New or the last Reset
 
+	// Anything else (other programs, versions or procedure numbers) goes to
+	// a small map, counted under no export. Its size is capped because the
+	// keys come from the wire.
+	omu   sync.Mutex
+	other map[rpcKey]*slot
+	// exports are the other exports' shares, in the order they were first
+	// seen (guarded by omu; capped: see maxExports).
+	exports []*Export
+	byName  map[string]*Export
+}
+
+// Export is one export's share of the census: its client calls, READDIR
+// and READ counters, and the internal work done for it.
+type Export struct {
+	c    *Census
+	name string
+
+	// Internal is handed to the packages doing this export's work.
+	Internal Internal
+
 	// Preallocated rows for the procedures a v3 client uses: an index, no
-	// lookup, no lock beyond mu.RLock.
+	// lookup, no lock beyond the census's read lock.
 	nfs   [nfsProcCount]slot
 	mount [mountProcCount]slot
 
@@ -36,10 +65,79 @@ type Census struct {
 	readdirEntries atomic.Int64
 	readBytes      atomic.Int64
 
-	// Anything else (other programs, versions or procedure numbers) goes to
-	// a small map. Its size is capped because the keys come from the wire.
-	omu   sync.Mutex
-	other map[rpcKey]*slot
+	// revisions are names clients mounted this export by (guarded by the
+	// census's omu): "v1.2.0", "origin/main".
+	revisions []string
+}
+
+// ServedExport is the name of the served export in the census: the one
+// "/" mounts.
+const ServedExport = "/"
+
+// RevisionExport is the census name of the revision export whose fsid is
+// fsid: the first 12 hex digits of its commit id (the fsid is its first 8
+// bytes), a stable label across restarts and Prometheus scrapes.
+func RevisionExport(fsid uint64) string { return fmt.Sprintf("%016x", fsid)[:12] }
+
+// maxExports caps the exports counted apart: each is a label on every
+// Prometheus family, and a CI host mounts a new commit for every job.
+// Beyond it, calls count under OverflowExport.
+const maxExports = 64
+
+// OverflowExport takes the calls of every export beyond the first
+// maxExports.
+const OverflowExport = "other"
+
+// Of is the share of the export named name (ServedExport: the Census's
+// own), made on first use. nil for a nil census.
+func (c *Census) Of(name string) *Export {
+	if c == nil {
+		return nil
+	}
+	if name == ServedExport || name == "" {
+		return c.Served()
+	}
+	c.omu.Lock()
+	defer c.omu.Unlock()
+	if e, ok := c.byName[name]; ok {
+		return e
+	}
+	if len(c.exports) >= maxExports {
+		name = OverflowExport
+		if e, ok := c.byName[name]; ok {
+			return e
+		}
+	}
+	e := &Export{c: c, name: name}
+	if c.byName == nil {
+		c.byName = map[string]*Export{}
+	}
+	c.byName[name] = e
+	c.exports = append(c.exports, e)
+	return e
+}
+
+// Served is the served export's share (the Census's own counters); nil for
+// a nil census.
+func (c *Census) Served() *Export {
+	if c == nil {
+		return nil
+	}
+	c.Export.c = c
+	return &c.Export
+}
+
+// Mounted records that a client mounted this export by the revision name
+// rev (at most 8 names are kept, the first ones).
+func (e *Export) Mounted(rev string) {
+	if e == nil || rev == "" {
+		return
+	}
+	e.c.omu.Lock()
+	if !slices.Contains(e.revisions, rev) && len(e.revisions) < 8 {
+		e.revisions = append(e.revisions, rev)
+	}
+	e.c.omu.Unlock()
 }
 
 // Caps on wire-controlled keys: beyond them counts merge into one bucket
@@ -136,10 +234,13 @@ type DirplusReply struct {
 
 // New returns an empty census whose window starts now.
 func New() *Census {
-	return &Census{since: time.Now()}
+	c := &Census{since: time.Now()}
+	c.Export.c, c.Export.name = c, ServedExport
+	return c
 }
 
-// RPC records one client call, once its reply is written (or dropped).
+// RPC records one client call, once its reply is written (or dropped),
+// under the served export.
 //
 // status is the NFS3/MOUNT3 status in the reply (0 = OK; 0 also for
 // procedures without a status: NULL, DUMP, UMNT, EXPORT), or one of the
@@ -148,16 +249,22 @@ func New() *Census {
 // written (record mark excluded or included, but consistently). d is server
 // time: from the call's record fully read to its reply written.
 func (c *Census) RPC(prog, vers, proc uint32, status uint32, bytesIn, bytesOut int, d time.Duration) {
-	if c == nil {
+	c.Served().RPC(prog, vers, proc, status, bytesIn, bytesOut, d)
+}
+
+// RPC records one client call of this export (see Census.RPC).
+func (e *Export) RPC(prog, vers, proc uint32, status uint32, bytesIn, bytesOut int, d time.Duration) {
+	if e == nil {
 		return
 	}
+	c := e.c
 	c.mu.RLock()
 	var s *slot
 	switch {
 	case prog == ProgNFS && vers == 3 && proc < uint32(nfsProcCount):
-		s = &c.nfs[proc]
+		s = &e.nfs[proc]
 	case prog == ProgMount && vers == 3 && proc < uint32(mountProcCount):
-		s = &c.mount[proc]
+		s = &e.mount[proc]
 	default:
 		s = c.otherSlot(rpcKey{prog, vers, proc})
 	}
@@ -213,14 +320,18 @@ func (c *Census) otherStatus(s *slot, status uint32) {
 	c.omu.Unlock()
 }
 
-// Dirplus records one successful READDIRPLUS reply. Call it in addition to
-// RPC (which counts the call, its status, bytes and time).
-func (c *Census) Dirplus(r DirplusReply) {
-	if c == nil {
+// Dirplus records one successful READDIRPLUS reply of the served export.
+// Call it in addition to RPC (which counts the call, its status, bytes and
+// time).
+func (c *Census) Dirplus(r DirplusReply) { c.Served().Dirplus(r) }
+
+// Dirplus records one successful READDIRPLUS reply of this export.
+func (e *Export) Dirplus(r DirplusReply) {
+	if e == nil {
 		return
 	}
-	c.mu.RLock()
-	d := &c.dirplus
+	e.c.mu.RLock()
+	d := &e.dirplus
 	d.replies.Add(1)
 	d.bytes.Add(int64(max(r.Bytes, 0)))
 	d.dircount.Add(int64(r.Dircount))
@@ -236,30 +347,37 @@ func (c *Census) Dirplus(r DirplusReply) {
 	if r.AttrErrors > 0 {
 		d.attrErrors.Add(int64(r.AttrErrors))
 	}
-	c.mu.RUnlock()
+	e.c.mu.RUnlock()
 }
 
-// Readdir records one successful READDIR (no plus) reply and the entries
-// it carried, so "LOOKUPs per entry listed" counts both kinds of listing.
-func (c *Census) Readdir(entries int) {
-	if c == nil {
+// Readdir records one successful READDIR (no plus) reply of the served
+// export and the entries it carried, so "LOOKUPs per entry listed" counts
+// both kinds of listing.
+func (c *Census) Readdir(entries int) { c.Served().Readdir(entries) }
+
+// Readdir records one successful READDIR reply of this export.
+func (e *Export) Readdir(entries int) {
+	if e == nil {
 		return
 	}
-	c.mu.RLock()
-	c.readdirReplies.Add(1)
-	c.readdirEntries.Add(int64(max(entries, 0)))
-	c.mu.RUnlock()
+	e.c.mu.RLock()
+	e.readdirReplies.Add(1)
+	e.readdirEntries.Add(int64(max(entries, 0)))
+	e.c.mu.RUnlock()
 }
 
-// ReadBytes records the data bytes one READ reply returned (payload only,
-// not headers).
-func (c *Census) ReadBytes(n int) {
-	if c == nil || n <= 0 {
+// ReadBytes records the data bytes one READ reply of the served export
+// returned (payload only, not headers).
+func (c *Census) ReadBytes(n int) { c.Served().ReadBytes(n) }
+
+// ReadBytes records the data bytes one READ reply of this export returned.
+func (e *Export) ReadBytes(n int) {
+	if e == nil || n <= 0 {
 		return
 	}
-	c.mu.RLock()
-	c.readBytes.Add(int64(n))
-	c.mu.RUnlock()
+	e.c.mu.RLock()
+	e.readBytes.Add(int64(n))
+	e.c.mu.RUnlock()
 }
 
 // Reset zeroes everything, Internal included, and starts a new window.
@@ -312,18 +430,26 @@ func (s *slot) reset() {
 
 // resetLocked zeroes the census; internalSwapped says snapshotLocked has
 // already swapped Internal to zero (zeroing again would lose work done
-// since).
+// since). The exports stay (the servers hold them), zeroed.
 func (c *Census) resetLocked(internalSwapped bool) {
-	for i := range c.nfs {
-		c.nfs[i].reset()
-	}
-	for i := range c.mount {
-		c.mount[i].reset()
-	}
 	c.omu.Lock()
 	c.other = nil
+	exports := append([]*Export{c.Served()}, c.exports...)
 	c.omu.Unlock()
-	d := &c.dirplus
+	for _, e := range exports {
+		e.reset(internalSwapped)
+	}
+	c.since = time.Now()
+}
+
+func (e *Export) reset(internalSwapped bool) {
+	for i := range e.nfs {
+		e.nfs[i].reset()
+	}
+	for i := range e.mount {
+		e.mount[i].reset()
+	}
+	d := &e.dirplus
 	d.replies.Store(0)
 	d.bytes.Store(0)
 	d.dircount.Store(0)
@@ -333,15 +459,14 @@ func (c *Census) resetLocked(internalSwapped bool) {
 		d.without[k].Store(0)
 	}
 	d.attrErrors.Store(0)
-	c.readdirReplies.Store(0)
-	c.readdirEntries.Store(0)
-	c.readBytes.Store(0)
+	e.readdirReplies.Store(0)
+	e.readdirEntries.Store(0)
+	e.readBytes.Store(0)
 	if !internalSwapped {
 		for _, f := range internalFields {
-			c.internalCounter(f.index).Store(0)
+			e.internalCounter(f.index).Store(0)
 		}
 	}
-	c.since = time.Now()
 }
 
 // internalField describes one Internal counter, found by reflection once.
@@ -372,8 +497,8 @@ var internalFields = func() []internalField {
 	return fs
 }()
 
-func (c *Census) internalCounter(i int) *atomic.Int64 {
-	return reflect.ValueOf(&c.Internal).Elem().Field(i).Addr().Interface().(*atomic.Int64)
+func (e *Export) internalCounter(i int) *atomic.Int64 {
+	return reflect.ValueOf(&e.Internal).Elem().Field(i).Addr().Interface().(*atomic.Int64)
 }
 
 // snake turns "BlobBytesInflated" into "blob_bytes_inflated".

@@ -35,7 +35,11 @@ const (
 	// e.g. gitnfs_internal_trees_decoded_total.
 )
 
-var rpcLabels = []string{"program", "version", "procedure"}
+// Every family carries the label export: ServedExport ("/") for the
+// served revision, a revision export's RevisionExport name (12 hex digits
+// of its commit) for each revision mounted beside it. Sum over export for
+// the server's totals.
+var rpcLabels = []string{"export", "program", "version", "procedure"}
 
 func newDesc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc(name, help, labels, nil)
@@ -60,18 +64,18 @@ func newCollector(c *Census) *collector {
 		bytesIn:    newDesc(MetricRPCBytesIn, "Bytes of client RPC calls received.", rpcLabels...),
 		bytesOut:   newDesc(MetricRPCBytesOut, "Bytes of RPC replies sent.", rpcLabels...),
 		serverTime: newDesc(MetricRPCServerTime, "Server time per client RPC, call read to reply written (log2 microsecond buckets).", rpcLabels...),
-		dpReplies:  newDesc(MetricDirplusReplies, "Successful READDIRPLUS replies."),
-		dpEntries:  newDesc(MetricDirplusEntries, "READDIRPLUS entries returned, by kind and whether attributes were inlined.", "kind", "attrs"),
-		dpBytes:    newDesc(MetricDirplusBytes, "Bytes of successful READDIRPLUS replies."),
-		dpMax:      newDesc(MetricDirplusMaxcount, "Sum of the clients' READDIRPLUS maxcount arguments."),
-		dpDir:      newDesc(MetricDirplusDircount, "Sum of the clients' READDIRPLUS dircount arguments."),
-		rdReplies:  newDesc(MetricReaddirReplies, "Successful READDIR replies."),
-		rdEntries:  newDesc(MetricReaddirEntries, "READDIR entries returned."),
-		readBytes:  newDesc(MetricReadBytes, "File data bytes returned by READ."),
+		dpReplies:  newDesc(MetricDirplusReplies, "Successful READDIRPLUS replies.", "export"),
+		dpEntries:  newDesc(MetricDirplusEntries, "READDIRPLUS entries returned, by kind and whether attributes were inlined.", "export", "kind", "attrs"),
+		dpBytes:    newDesc(MetricDirplusBytes, "Bytes of successful READDIRPLUS replies.", "export"),
+		dpMax:      newDesc(MetricDirplusMaxcount, "Sum of the clients' READDIRPLUS maxcount arguments.", "export"),
+		dpDir:      newDesc(MetricDirplusDircount, "Sum of the clients' READDIRPLUS dircount arguments.", "export"),
+		rdReplies:  newDesc(MetricReaddirReplies, "Successful READDIR replies.", "export"),
+		rdEntries:  newDesc(MetricReaddirEntries, "READDIR entries returned.", "export"),
+		readBytes:  newDesc(MetricReadBytes, "File data bytes returned by READ.", "export"),
 		start:      newDesc(MetricWindowStart, "Unix time the census window started (server start or last reset); counters restart from 0 then."),
 	}
 	for _, f := range internalFields {
-		k.internal = append(k.internal, newDesc(f.metric, "Internal work, not client calls: "+f.help+"."))
+		k.internal = append(k.internal, newDesc(f.metric, "Internal work, not client calls: "+f.help+".", "export"))
 	}
 	return k
 }
@@ -86,11 +90,11 @@ func (k *collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-func rowLabels(r RPCRow) []string {
+func rowLabels(export string, r RPCRow) []string {
 	if r.Prog == overflowKey.prog && r.Vers == overflowKey.vers && r.Proc == overflowKey.proc {
-		return []string{"OTHER", "", ""}
+		return []string{export, "OTHER", "", ""}
 	}
-	return []string{progName(r.Prog), strconv.FormatUint(uint64(r.Vers), 10), procOnly(r.Prog, r.Vers, r.Proc)}
+	return []string{export, progName(r.Prog), strconv.FormatUint(uint64(r.Vers), 10), procOnly(r.Prog, r.Vers, r.Proc)}
 }
 
 func (k *collector) Collect(ch chan<- prometheus.Metric) {
@@ -98,13 +102,22 @@ func (k *collector) Collect(ch chan<- prometheus.Metric) {
 	counter := func(d *prometheus.Desc, v int64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
-	for _, row := range r.RPCs {
-		l := rowLabels(row)
+	for _, x := range r.Exports {
+		k.collectExport(ch, x, counter)
+	}
+	if !r.Since.IsZero() {
+		ch <- prometheus.MustNewConstMetric(k.start, prometheus.GaugeValue, float64(r.Since.UnixNano())/1e9)
+	}
+}
+
+func (k *collector) collectExport(ch chan<- prometheus.Metric, x ExportReport, counter func(*prometheus.Desc, int64, ...string)) {
+	for _, row := range x.RPCs {
+		l := rowLabels(x.Export, row)
 		counter(k.calls, row.Calls, l...)
 		counter(k.bytesIn, row.BytesIn, l...)
 		counter(k.bytesOut, row.BytesOut, l...)
 		for _, sc := range row.ErrorsByStatus {
-			counter(k.errors, sc.Count, append(l[:3:3], sc.Status)...)
+			counter(k.errors, sc.Count, append(l[:4:4], sc.Status)...)
 		}
 		// The last bucket is open-ended, so only the closed ones get a
 		// bound; Prometheus's implicit +Inf bucket is the call count.
@@ -118,28 +131,25 @@ func (k *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstHistogram(k.serverTime, uint64(row.Calls), float64(row.ServerTimeNs)/1e9, buckets, l...)
 	}
-	d := r.Derived
-	counter(k.dpReplies, d.DirplusReplies)
-	for _, x := range []struct {
+	d, e := x.Derived, x.Export
+	counter(k.dpReplies, d.DirplusReplies, e)
+	for _, a := range []struct {
 		attrs string
 		k     KindCounts
 	}{{"inline", d.DirplusWithAttrs}, {"none", d.DirplusWithoutAttrs}} {
-		counter(k.dpEntries, x.k.Dir, "dir", x.attrs)
-		counter(k.dpEntries, x.k.File, "file", x.attrs)
-		counter(k.dpEntries, x.k.Symlink, "symlink", x.attrs)
-		counter(k.dpEntries, x.k.Conflict, "conflict", x.attrs)
+		counter(k.dpEntries, a.k.Dir, e, "dir", a.attrs)
+		counter(k.dpEntries, a.k.File, e, "file", a.attrs)
+		counter(k.dpEntries, a.k.Symlink, e, "symlink", a.attrs)
+		counter(k.dpEntries, a.k.Conflict, e, "conflict", a.attrs)
 	}
-	counter(k.dpBytes, d.DirplusBytes)
-	counter(k.dpMax, d.DirplusMaxcountSum)
-	counter(k.dpDir, d.DirplusDircountSum)
-	counter(k.rdReplies, d.ReaddirReplies)
-	counter(k.rdEntries, d.ReaddirEntries)
-	counter(k.readBytes, d.ReadBytes)
-	if !r.Since.IsZero() {
-		ch <- prometheus.MustNewConstMetric(k.start, prometheus.GaugeValue, float64(r.Since.UnixNano())/1e9)
-	}
-	for i, c := range r.Internal {
-		counter(k.internal[i], c.Value)
+	counter(k.dpBytes, d.DirplusBytes, e)
+	counter(k.dpMax, d.DirplusMaxcountSum, e)
+	counter(k.dpDir, d.DirplusDircountSum, e)
+	counter(k.rdReplies, d.ReaddirReplies, e)
+	counter(k.rdEntries, d.ReaddirEntries, e)
+	counter(k.readBytes, d.ReadBytes, e)
+	for i, c := range x.Internal {
+		counter(k.internal[i], c.Value, e)
 	}
 }
 

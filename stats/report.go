@@ -28,6 +28,11 @@ type Report struct {
 	Internal []Counter `json:"internal"`
 
 	Derived Derived `json:"derived"`
+
+	// Exports breaks the above down by export: the served one ("/")
+	// first, then each revision export that did anything in the window
+	// (the rows above are their sum).
+	Exports []ExportReport `json:"exports"`
 }
 
 // RPCRow is one procedure's client calls.
@@ -189,29 +194,14 @@ func percentile(h *[histBuckets]int64, n int64, p int64) int64 {
 
 func (c *Census) snapshotLocked(swapInternal bool) Report {
 	now := time.Now()
-	r := Report{TakenAt: now.UTC().Round(0), RPCs: []RPCRow{}}
+	r := Report{TakenAt: now.UTC().Round(0)}
 	if !c.since.IsZero() {
 		r.Since = c.since.UTC().Round(0)
 		r.ElapsedSeconds = now.Sub(c.since).Seconds()
 	}
-	var total [histBuckets]int64
-	add := func(s *slot, k rpcKey) {
-		row := s.row(k)
-		if row.Calls == 0 {
-			return
-		}
-		for i, v := range row.Hist {
-			total[i] += v
-		}
-		r.RPCs = append(r.RPCs, row)
-	}
-	for p := range c.nfs {
-		add(&c.nfs[p], rpcKey{ProgNFS, 3, uint32(p)})
-	}
-	for p := range c.mount {
-		add(&c.mount[p], rpcKey{ProgMount, 3, uint32(p)})
-	}
 	c.omu.Lock()
+	exports := append([]*Export{c.Served()}, c.exports...)
+	var other []RPCRow
 	keys := make([]rpcKey, 0, len(c.other))
 	for k := range c.other {
 		keys = append(keys, k)
@@ -220,10 +210,128 @@ func (c *Census) snapshotLocked(swapInternal bool) Report {
 		return cmp.Or(cmp.Compare(a.prog, b.prog), cmp.Compare(a.vers, b.vers), cmp.Compare(a.proc, b.proc))
 	})
 	for _, k := range keys {
-		add(c.other[k], k)
+		if row := c.other[k].row(k); row.Calls > 0 {
+			other = append(other, row)
+		}
+	}
+	names := make([][]string, len(exports))
+	for i, e := range exports {
+		names[i] = slices.Clone(e.revisions)
 	}
 	c.omu.Unlock()
-	// NFS first, then MOUNT, then the rest: the rows users compare first.
+
+	// Each export on its own (calls of other programs, which name no
+	// export, under the served one), then their sum.
+	var all [][]RPCRow
+	internal := map[string]int64{}
+	var sum exportCounts
+	for i, e := range exports {
+		x, counts := e.report(swapInternal)
+		if i == 0 {
+			x.RPCs = sortRows(append(x.RPCs, other...))
+			x.Total = totalRow(x.RPCs)
+			x.Derived = derive(x.RPCs, counts)
+		}
+		x.Revisions = names[i]
+		all = append(all, x.RPCs)
+		for _, ctr := range x.Internal {
+			internal[ctr.Name] += ctr.Value
+		}
+		sum.add(counts)
+		if i == 0 || x.Total.Calls > 0 || anyWork(x.Internal) {
+			r.Exports = append(r.Exports, x)
+		}
+	}
+	r.RPCs = sortRows(mergeRows(all))
+	r.Total = totalRow(r.RPCs)
+	for _, f := range internalFields {
+		r.Internal = append(r.Internal, Counter{Name: f.name, Help: f.help, Value: internal[f.name]})
+	}
+	sum.internal = internal
+	r.Derived = derive(r.RPCs, sum)
+	return r
+}
+
+// ExportReport is one export's share of a Report.
+type ExportReport struct {
+	// Export is ServedExport ("/") or a revision's RevisionExport name.
+	Export string `json:"export"`
+	// Revisions are names clients mounted it by (a revision export).
+	Revisions []string  `json:"revisions,omitempty"`
+	RPCs      []RPCRow  `json:"rpcs"`
+	Total     RPCRow    `json:"total"`
+	Internal  []Counter `json:"internal"`
+	Derived   Derived   `json:"derived"`
+}
+
+// exportCounts are the counters of an export the derived lines need.
+type exportCounts struct {
+	dirplusReplies, dirplusBytes, dircount, maxcount, attrErrors int64
+	with, without                                                [NumKinds]int64
+	readdirReplies, readdirEntries, readBytes                    int64
+	internal                                                     map[string]int64
+}
+
+func (a *exportCounts) add(b exportCounts) {
+	a.dirplusReplies += b.dirplusReplies
+	a.dirplusBytes += b.dirplusBytes
+	a.dircount += b.dircount
+	a.maxcount += b.maxcount
+	a.attrErrors += b.attrErrors
+	for k := range NumKinds {
+		a.with[k] += b.with[k]
+		a.without[k] += b.without[k]
+	}
+	a.readdirReplies += b.readdirReplies
+	a.readdirEntries += b.readdirEntries
+	a.readBytes += b.readBytes
+}
+
+func anyWork(cs []Counter) bool {
+	return slices.ContainsFunc(cs, func(c Counter) bool { return c.Value != 0 })
+}
+
+// report is e's share, its Internal swapped to zero when swap is set.
+func (e *Export) report(swap bool) (ExportReport, exportCounts) {
+	x := ExportReport{Export: e.name, RPCs: []RPCRow{}}
+	add := func(s *slot, k rpcKey) {
+		if row := s.row(k); row.Calls > 0 {
+			x.RPCs = append(x.RPCs, row)
+		}
+	}
+	for p := range e.nfs {
+		add(&e.nfs[p], rpcKey{ProgNFS, 3, uint32(p)})
+	}
+	for p := range e.mount {
+		add(&e.mount[p], rpcKey{ProgMount, 3, uint32(p)})
+	}
+	x.Total = totalRow(x.RPCs)
+	n := exportCounts{internal: map[string]int64{}}
+	for _, f := range internalFields {
+		ctr := e.internalCounter(f.index)
+		var v int64
+		if swap {
+			v = ctr.Swap(0)
+		} else {
+			v = ctr.Load()
+		}
+		n.internal[f.name] = v
+		x.Internal = append(x.Internal, Counter{Name: f.name, Help: f.help, Value: v})
+	}
+	dp := &e.dirplus
+	n.dirplusReplies, n.dirplusBytes = dp.replies.Load(), dp.bytes.Load()
+	n.dircount, n.maxcount, n.attrErrors = dp.dircount.Load(), dp.maxcount.Load(), dp.attrErrors.Load()
+	for k := range NumKinds {
+		n.with[k], n.without[k] = dp.with[k].Load(), dp.without[k].Load()
+	}
+	n.readdirReplies, n.readdirEntries, n.readBytes = e.readdirReplies.Load(), e.readdirEntries.Load(), e.readBytes.Load()
+	x.Derived = derive(x.RPCs, n)
+	return x, n
+}
+
+// sortRows puts NFS first, then MOUNT, then the rest (the rows users
+// compare first), each by procedure number.
+func sortRows(rows []RPCRow) []RPCRow {
 	rank := func(prog uint32) int {
 		switch prog {
 		case ProgNFS:
@@ -233,16 +341,53 @@ func (c *Census) snapshotLocked(swapInternal bool) Report {
 		}
 		return 2
 	}
-	slices.SortStableFunc(r.RPCs, func(a, b RPCRow) int { return cmp.Compare(rank(a.Prog), rank(b.Prog)) })
+	slices.SortStableFunc(rows, func(a, b RPCRow) int {
+		return cmp.Or(cmp.Compare(rank(a.Prog), rank(b.Prog)), cmp.Compare(a.Prog, b.Prog), cmp.Compare(a.Vers, b.Vers), cmp.Compare(a.Proc, b.Proc))
+	})
+	return rows
+}
 
-	t := RPCRow{Name: "TOTAL"}
+// mergeRows sums the rows of several exports procedure by procedure.
+func mergeRows(sets [][]RPCRow) []RPCRow {
+	type key struct{ prog, vers, proc uint32 }
+	at := map[key]int{}
+	out := []RPCRow{}
+	for _, rows := range sets {
+		for _, row := range rows {
+			k := key{row.Prog, row.Vers, row.Proc}
+			i, ok := at[k]
+			if !ok {
+				at[k] = len(out)
+				row.Hist = slices.Clone(row.Hist)
+				row.ErrorsByStatus = slices.Clone(row.ErrorsByStatus)
+				out = append(out, row)
+				continue
+			}
+			out[i] = sumRows(out[i].Name, []RPCRow{out[i], row})
+			out[i].Prog, out[i].Vers, out[i].Proc = row.Prog, row.Vers, row.Proc
+		}
+	}
+	return out
+}
+
+// totalRow sums rows into the TOTAL row.
+func totalRow(rows []RPCRow) RPCRow { return sumRows("TOTAL", rows) }
+
+// sumRows adds rows up: counts, bytes, time, the histogram (percentiles
+// recomputed from it) and the errors by status.
+func sumRows(name string, rows []RPCRow) RPCRow {
+	t := RPCRow{Name: name}
+	var total [histBuckets]int64
 	byStatus := map[string]int{}
-	for _, row := range r.RPCs {
+	for _, row := range rows {
 		t.Calls += row.Calls
 		t.Errors += row.Errors
 		t.BytesIn += row.BytesIn
 		t.BytesOut += row.BytesOut
 		t.ServerTimeNs += row.ServerTimeNs
+		for i, v := range row.Hist {
+			total[i] += v
+		}
 		for _, sc := range row.ErrorsByStatus {
 			if i, ok := byStatus[sc.Status]; ok {
 				t.ErrorsByStatus[i].Count += sc.Count
@@ -262,34 +407,23 @@ func (c *Census) snapshotLocked(swapInternal bool) Report {
 		}
 		t.Hist = slices.Clone(total[:n])
 	}
-	r.Total = t
+	return t
+}
 
-	internal := map[string]int64{}
-	for _, f := range internalFields {
-		ctr := c.internalCounter(f.index)
-		var v int64
-		if swapInternal {
-			v = ctr.Swap(0)
-		} else {
-			v = ctr.Load()
-		}
-		internal[f.name] = v
-		r.Internal = append(r.Internal, Counter{Name: f.name, Help: f.help, Value: v})
-	}
-
-	d := &r.Derived
-	dp := &c.dirplus
-	d.DirplusReplies = dp.replies.Load()
-	d.DirplusBytes = dp.bytes.Load()
-	d.DirplusDircountSum = dp.dircount.Load()
-	d.DirplusMaxcountSum = dp.maxcount.Load()
-	d.DirplusWithAttrs = KindCounts{dp.with[KindDir].Load(), dp.with[KindFile].Load(), dp.with[KindSymlink].Load(), dp.with[KindConflict].Load()}
-	d.DirplusWithoutAttrs = KindCounts{dp.without[KindDir].Load(), dp.without[KindFile].Load(), dp.without[KindSymlink].Load(), dp.without[KindConflict].Load()}
-	d.DirplusAttrErrors = dp.attrErrors.Load()
+// derive computes the derived lines of rows and counters.
+func derive(rows []RPCRow, n exportCounts) Derived {
+	var d Derived
+	d.DirplusReplies = n.dirplusReplies
+	d.DirplusBytes = n.dirplusBytes
+	d.DirplusDircountSum = n.dircount
+	d.DirplusMaxcountSum = n.maxcount
+	d.DirplusWithAttrs = KindCounts{n.with[KindDir], n.with[KindFile], n.with[KindSymlink], n.with[KindConflict]}
+	d.DirplusWithoutAttrs = KindCounts{n.without[KindDir], n.without[KindFile], n.without[KindSymlink], n.without[KindConflict]}
+	d.DirplusAttrErrors = n.attrErrors
 	d.DirplusEntries = d.DirplusWithAttrs.Total() + d.DirplusWithoutAttrs.Total()
-	d.ReaddirReplies = c.readdirReplies.Load()
-	d.ReaddirEntries = c.readdirEntries.Load()
-	for _, row := range r.RPCs {
+	d.ReaddirReplies = n.readdirReplies
+	d.ReaddirEntries = n.readdirEntries
+	for _, row := range rows {
 		if row.Prog != ProgNFS || row.Vers != 3 {
 			continue
 		}
@@ -308,12 +442,12 @@ func (c *Census) snapshotLocked(swapInternal bool) Report {
 	d.MeanBytesPerDirplus = ratio(d.DirplusBytes, d.DirplusReplies)
 	d.MeanDirplusMaxcount = ratio(d.DirplusMaxcountSum, d.DirplusReplies)
 	d.MeanDirplusDircount = ratio(d.DirplusDircountSum, d.DirplusReplies)
-	d.ReadBytes = c.readBytes.Load()
-	d.BlobsInflated = internal["BlobsInflated"]
-	d.BlobBytesInflated = internal["BlobBytesInflated"]
+	d.ReadBytes = n.readBytes
+	d.BlobsInflated = n.internal["BlobsInflated"]
+	d.BlobBytesInflated = n.internal["BlobBytesInflated"]
 	d.ReadBytesPerBlobInflated = ratio(d.ReadBytes, d.BlobsInflated)
 	d.ReadBytesPerByteInflated = ratio(d.ReadBytes, d.BlobBytesInflated)
-	return r
+	return d
 }
 
 // WriteJSON writes the report as indented JSON.
@@ -333,8 +467,36 @@ const (
 	TitleDerived  = "Derived"
 )
 
+// TitleExports heads the per-export lines of a table that sums exports.
+const TitleExports = "By export"
+
+// WriteTableByExport writes, for each export of the report, its own three
+// tables (WriteTable's), headed by its name and the revisions it was
+// mounted by.
+func (r Report) WriteTableByExport(w io.Writer) error {
+	for _, x := range r.Exports {
+		head := "==== export " + x.Export
+		if len(x.Revisions) > 0 {
+			head += " (" + strings.Join(x.Revisions, ", ") + ")"
+		}
+		if _, err := io.WriteString(w, head+" ====\n"); err != nil {
+			return err
+		}
+		one := Report{Since: r.Since, TakenAt: r.TakenAt, ElapsedSeconds: r.ElapsedSeconds,
+			RPCs: x.RPCs, Total: x.Total, Internal: x.Internal, Derived: x.Derived}
+		if err := one.WriteTable(w); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // WriteTable writes the report as three aligned text tables: client calls,
-// internal work, derived lines.
+// internal work, derived lines; with more than one export, a line per
+// export after them (WriteTableByExport prints each export's tables).
 func (r Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "gitnfs op census: %s → %s (%.3fs)\n\n",
@@ -394,6 +556,25 @@ func (r Report) WriteTable(w io.Writer) error {
 		{"READ bytes per byte inflated", fmtRatio(d.ReadBytesPerByteInflated, 3), fmt.Sprintf("%d READ bytes / %d bytes inflated", d.ReadBytes, d.BlobBytesInflated)},
 	}
 	dt.write(&b)
+	if len(r.Exports) > 1 {
+		b.WriteString("\n" + TitleExports + ": the tables above sum these exports; gitnfs stats --by-export prints each one's.\n")
+		et := table{head: []string{"EXPORT", "CALLS", "ERRORS", "BYTES_OUT", "TIME_MS", "ENTRIES_LISTED", "READ_BYTES", "TREES_DECODED", "BLOBS_INFLATED", "REVISIONS"}}
+		counter := func(cs []Counter, name string) int64 {
+			for _, c := range cs {
+				if c.Name == name {
+					return c.Value
+				}
+			}
+			return 0
+		}
+		for _, x := range r.Exports {
+			et.rows = append(et.rows, []string{x.Export, itoa(x.Total.Calls), itoa(x.Total.Errors), itoa(x.Total.BytesOut),
+				strconv.FormatFloat(float64(x.Total.ServerTimeNs)/1e6, 'f', 3, 64),
+				itoa(x.Derived.DirplusEntries + x.Derived.ReaddirEntries), itoa(x.Derived.ReadBytes),
+				itoa(counter(x.Internal, "TreesDecoded")), itoa(counter(x.Internal, "BlobsInflated")), strings.Join(x.Revisions, " ")})
+		}
+		et.write(&b)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -208,7 +208,7 @@ func (s *Store) NoWait() *Store {
 	if s.lazy == nil || s.nowait {
 		return s
 	}
-	return &Store{store: s.store, nowait: true}
+	return &Store{shared: s.shared, stats: s.stats, nowait: true}
 }
 
 // IsPending reports whether err means an object is still being fetched,

@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -62,7 +63,7 @@ func (s *Store) resolve(rev string) (*Snapshot, error) {
 	case plumbing.TreeObject:
 		snap.Root, snap.Time = o.hash, time.Unix(0, 0)
 	default:
-		return nil, fmt.Errorf("%s is a %s, not a commit or tree", o.hash, o.typ)
+		return nil, wrongType(o.hash, o.typ, "a commit or tree")
 	}
 	return snap, nil
 }
@@ -248,7 +249,7 @@ func (s *Store) peelCommit(o *gitObject) (*gitObject, error) {
 		return nil, err
 	}
 	if o.typ != plumbing.CommitObject {
-		return nil, fmt.Errorf("%s is a %s, not a commit", o.hash, o.typ)
+		return nil, wrongType(o.hash, o.typ, "a commit")
 	}
 	return o, nil
 }
@@ -263,7 +264,7 @@ func (s *Store) apply(o *gitObject, op revOp) (*gitObject, error) {
 			return o, nil
 		case "tag":
 			if o.typ != plumbing.TagObject {
-				return nil, fmt.Errorf("%s is a %s, not a tag", o.hash, o.typ)
+				return nil, wrongType(o.hash, o.typ, "a tag")
 			}
 			return o, nil
 		case "commit":
@@ -279,7 +280,7 @@ func (s *Store) apply(o *gitObject, op revOp) (*gitObject, error) {
 			case plumbing.CommitObject:
 				return s.load(o.commit.TreeHash)
 			}
-			return nil, fmt.Errorf("%s is a %s, not a tree-ish", o.hash, o.typ)
+			return nil, wrongType(o.hash, o.typ, "a tree-ish")
 		}
 	case '^':
 		c, err := s.peelCommit(o)
@@ -309,7 +310,7 @@ func (s *Store) parent(h plumbing.Hash) (*gitObject, error) {
 		return nil, err
 	}
 	if o.typ != plumbing.CommitObject {
-		return nil, fmt.Errorf("parent %s is a %s, not a commit", h, o.typ)
+		return nil, fmt.Errorf("parent %w", wrongType(h, o.typ, "a commit"))
 	}
 	return o, nil
 }
@@ -346,3 +347,24 @@ func validRefName(name string) bool {
 	}
 	return true
 }
+
+// ErrWrongType is returned (wrapped) by Resolve when a revision names an
+// object of a type it cannot serve or apply an operator to: a blob, or a
+// tree where a commit is needed (v1^{tree}~1).
+var ErrWrongType = errors.New("wrong object type")
+
+type wrongTypeError struct {
+	id        plumbing.Hash
+	typ       plumbing.ObjectType
+	wantedOne string
+}
+
+func wrongType(id plumbing.Hash, typ plumbing.ObjectType, want string) error {
+	return &wrongTypeError{id, typ, want}
+}
+
+func (e *wrongTypeError) Error() string {
+	return fmt.Sprintf("%s is a %s, not %s", e.id, e.typ, e.wantedOne)
+}
+
+func (e *wrongTypeError) Is(target error) bool { return target == ErrWrongType }

@@ -82,17 +82,24 @@ type Options struct {
 }
 
 // Store is a read-only, concurrency-safe view of one repository's objects.
-// Several Stores may share one repository's state (NoWait): they differ
-// only in how a call waits for an object a partial clone must fetch.
+//
+// Everything but the work counters and the waiting rule is shared:
+// WithStats gives a view of the same store (the same storage, caches and
+// budget) that counts its work elsewhere, so that one server's exports
+// (every revision it serves, issue 16) share one set of caches bounded by
+// one --cache-size while the census still says which export caused which
+// work; NoWait gives one whose calls never wait for a partial clone's
+// promisor remote (lazy.go).
 type Store struct {
-	*store
+	*shared
+	stats *stats.Internal
 	// nowait: a call that needs an object being fetched from the promisor
 	// remote returns a *PendingError at once instead of waiting (NoWait).
 	nowait bool
 }
 
-// store is the state of one opened repository, shared by its Stores.
-type store struct {
+// shared is the store proper: one per Open.
+type shared struct {
 	path   string // what was opened, for error messages
 	id     string
 	gitDir string // the common git directory; "" for memory storage
@@ -101,7 +108,6 @@ type store struct {
 	configErr error   // why config is nil, when a file did not parse
 
 	shallow shallowFile // the commits a shallow clone has without parents
-	stats   *stats.Internal
 
 	// mu serializes every call into go-git: its storage (pack scanners,
 	// index maps, descriptors) is not safe for concurrent use.
@@ -128,6 +134,11 @@ type store struct {
 
 	virtual virtualObjects // made in memory (virtual.go), never written
 
+	// peels is what each annotated tag met by Refs peels to (zero: not a
+	// commit or tree); guarded by peelsMu.
+	peelsMu sync.Mutex
+	peels   map[plumbing.Hash]plumbing.Hash
+
 	// lazy fetches what a partial clone does not hold (lazy.go); nil for
 	// a repository without a promisor remote.
 	lazy *lazyObjects
@@ -147,10 +158,9 @@ func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer,
 	if hist <= 0 {
 		hist = min(streamHistory, budget.Streams/maxStreams)
 	}
-	return &Store{store: &store{
+	return &Store{stats: st, shared: &shared{
 		path:     path,
 		id:       id,
-		stats:    st,
 		backends: backends,
 		refs:     refs,
 		budget:   budget,
@@ -160,6 +170,13 @@ func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer,
 		blobs:    newLRU[[]byte](budget.Blobs),
 		streams:  &streamPool{max: maxStreams, history: hist, budget: budget.Streams},
 	}}
+}
+
+// WithStats is a view of s that counts its work in st: the same objects,
+// caches and budget (a listing one view decoded is a cache hit for the
+// other). Closing any view closes the store.
+func (s *Store) WithStats(st *stats.Internal) *Store {
+	return &Store{shared: s.shared, stats: st, nowait: s.nowait}
 }
 
 // budget splits CacheBytes (the test knob overriding the trees' share).

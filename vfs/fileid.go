@@ -37,8 +37,17 @@ func ChildID(parent uint64, name string) uint64 {
 }
 
 // FileID is the fileid of a slash-separated path relative to the root ("" is the root).
-func FileID(path string) uint64 {
-	id := RootID
+func FileID(path string) uint64 { return FileIDFrom(RootID, path) }
+
+// FileIDFrom is the fileid of path in an export whose root's fileid is
+// root. An export that shares a client's device number with another (a
+// revision seen through .gitnfs/rev in the mount of another export: the
+// Linux NFSv3 client keeps one superblock, hence one st_dev, whatever fsid
+// a directory reports) numbers its files from a root of its own, so that
+// the same path in two revisions is two inodes to diff, find and tar,
+// which take equal (st_dev, st_ino) for the same file.
+func FileIDFrom(root uint64, path string) uint64 {
+	id := root
 	start := 0
 	for i := 0; i <= len(path); i++ {
 		if i == len(path) || path[i] == '/' {

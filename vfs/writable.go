@@ -95,4 +95,6 @@ var (
 	ErrFBig        = errors.New("file too large")
 	ErrNotSupp     = errors.New("operation not supported")
 	ErrReadOnly    = errors.New("read-only file system")
+	ErrAccess      = errors.New("permission denied")
+	ErrXDev        = errors.New("cross-device link")
 )

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gitnfs/gitnfs/internal/mergeort"
+	"github.com/gitnfs/gitnfs/internal/revisions"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
 )
@@ -60,6 +61,10 @@ type serveConfig struct {
 	idleTimeout   time.Duration // nfs.Options meaning: -1 never
 	maxReplyBytes int64         // nfs.Options meaning: -1 no limit
 	fetchWait     time.Duration // nfs.Options meaning: -1 JUKEBOX at once
+	// revisions: every revision served beside --rev (MOUNT REV:PATH,
+	// .gitnfs/rev), limited by allow (nil: all).
+	revisions bool
+	allow     *revisions.Filter
 }
 
 // checkServeFlags reads and checks the serve flags f (fs is the flag set
@@ -147,6 +152,16 @@ func checkServeFlags(fs *pflag.FlagSet, f serveFlags, logOut io.Writer) (serveCo
 	}
 	if err := nfs.CheckListenAddr(f.listen, f.allowRemote); err != nil {
 		return c, err
+	}
+	switch f.revisions {
+	case "none":
+	case "", "all":
+		c.revisions = true
+	default:
+		c.revisions = true
+		if c.allow, err = revisions.ParseFilter(f.revisions); err != nil {
+			return c, err
+		}
 	}
 	if f.metricsAddr != "" {
 		if _, _, err := net.SplitHostPort(f.metricsAddr); err != nil {

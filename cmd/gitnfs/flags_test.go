@@ -41,6 +41,8 @@ func TestServeRefusesEveryBadFlagBeforeServing(t *testing.T) {
 		{[]string{"--log-level", "loud"}, `--log-level "loud"`},
 		{[]string{"--fetch-wait", "-1s"}, "--fetch-wait -1s: want 0"},
 		{[]string{"--fetch-wait", "1m"}, "--fetch-wait 1m0s: want 0 (answer NFS3ERR_JUKEBOX at once) to 30s"},
+		{[]string{"--revisions", "v*"}, `--revisions: pattern "v*" does not name refs by their full name`},
+		{[]string{"--revisions", "refs/tags/*,"}, "an empty pattern"},
 	} {
 		args := append([]string{"serve", "--repo", repo}, tc.args...)
 		_, err := run(t, args...)

@@ -48,6 +48,8 @@ var (
 
 type mountOpts struct {
 	background bool
+	server     string         // --server: mount from this running server
+	path       string         // --path: with --server, the directory of the revision to mount
 	serve      *pflag.FlagSet // serve's flags, also accepted by mount and forwarded
 	serveFlags *serveFlags    // what they parsed into
 }
@@ -72,14 +74,23 @@ MOUNTPOINT must be an existing, empty directory. On Linux, mounting needs root.
 mount stays in the foreground: on SIGINT, SIGTERM or SIGHUP it unmounts
 (forcing if the plain unmount is refused), stops the server and exits.
 With --background it returns once mounted; gitnfs umount MOUNTPOINT undoes it.
-Every serve flag is accepted and passed on to the server.`,
+Every serve flag is accepted and passed on to the server.
+
+With --server HOST:PORT (or $GITNFS_SERVER) no server is started: the
+revision --rev (and directory --path) of the repository that server serves is
+mounted from it (MOUNT of HOST:/REV:PATH, resolved by the server then and
+never again), read-only with the long attribute cache of an export that
+cannot change. gitnfs umount unmounts it and leaves the server running.`,
 		Example: `  sudo gitnfs mount --repo ~/src/x --rev v1.2.0 /mnt/x          # Ctrl-C unmounts
+  sudo gitnfs mount --server 127.0.0.1:20490 --rev "$SHA" --background /mnt/job  # from a running server
   sudo gitnfs mount --background --rev origin/main /mnt/x && sudo gitnfs umount /mnt/x
   gitnfs mount --repo . ~/mnt/x                                 # macOS: no sudo on a directory you own`,
 		Args: oneMountpoint("an existing, empty directory to mount on"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runMount(cmd, o, args[0]) },
 	}
 	cmd.Flags().BoolVar(&o.background, "background", false, "return once mounted; the server keeps running until gitnfs umount")
+	cmd.Flags().StringVar(&o.server, "server", os.Getenv(serverEnv), "mount --rev from the gitnfs server already listening on HOST:PORT (default $"+serverEnv+") instead of starting one: it resolves the revision when it is mounted; gitnfs umount leaves the server running")
+	cmd.Flags().StringVar(&o.path, "path", "", "with --server: the directory of the revision to mount (REV:PATH), default its root")
 	// Every serve flag, with serve's defaults; the changed ones are passed on.
 	serveCmd, serveFlags := newServeWithFlags()
 	o.serve, o.serveFlags = serveCmd.Flags(), serveFlags
@@ -158,6 +169,12 @@ func serveArgs(fs *pflag.FlagSet) ([]string, error) {
 }
 
 func runMount(cmd *cobra.Command, o *mountOpts, arg string) error {
+	if o.server != "" {
+		return runMountShared(cmd, o, arg)
+	}
+	if o.path != "" {
+		return fmt.Errorf("--path needs --server: it names a directory of a revision mounted from a running server (a server gitnfs mount starts mounts its root)")
+	}
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	goos := runtime.GOOS
 
@@ -171,12 +188,9 @@ func runMount(cmd *cobra.Command, o *mountOpts, arg string) error {
 	if _, err := checkServeFlags(o.serve, *o.serveFlags, io.Discard); err != nil {
 		return err
 	}
-	mp, err := mount.CheckMountpoint(arg)
+	mp, err := mountTarget(arg)
 	if err != nil {
 		return err
-	}
-	if m, err := mount.IsMounted(mp); err == nil && m {
-		return &mount.MountpointError{Path: arg, Reason: mount.ErrMounted, Detail: "unmount it first: gitnfs umount " + mount.ShellQuote(mp)}
 	}
 	dirs := stateDirs()
 	if st, p, err := mount.FindState(dirs, mp); err == nil {
@@ -190,14 +204,9 @@ func runMount(cmd *cobra.Command, o *mountOpts, arg string) error {
 	if err != nil {
 		return fmt.Errorf("cannot find the gitnfs binary to start the server: %w", err)
 	}
-	if err := mount.CheckRoot(goos, geteuid(), "mounting NFS", exe, commandLine()); err != nil {
+	finder, err := mountTools(goos, exe, mp)
+	if err != nil {
 		return err
-	}
-	finder := mount.DefaultFinder(goos)
-	for _, name := range mount.Required(goos) {
-		if _, err := finder.Find(name); err != nil {
-			return fmt.Errorf("cannot mount %s: %w", mp, err)
-		}
 	}
 	if err := mount.EnsureStateDir(dirs[0], os.Geteuid()); err != nil {
 		return err
@@ -326,6 +335,35 @@ func runMount(cmd *cobra.Command, o *mountOpts, arg string) error {
 		fmt.Fprintf(stderr, "gitnfs: unmounted %s and stopped the server\n", mp)
 		return nil
 	}
+}
+
+// mountTarget checks MOUNTPOINT: an existing, empty directory nothing is
+// mounted on. It returns the path made absolute.
+func mountTarget(arg string) (string, error) {
+	mp, err := mount.CheckMountpoint(arg)
+	if err != nil {
+		return "", err
+	}
+	if m, err := mount.IsMounted(mp); err == nil && m {
+		return "", &mount.MountpointError{Path: arg, Reason: mount.ErrMounted, Detail: "unmount it first: gitnfs umount " + mount.ShellQuote(mp)}
+	}
+	return mp, nil
+}
+
+// mountTools checks what mounting mp needs: root on Linux (the refusal
+// names the sudo command, exe being this binary), and the system's mount
+// programs, which the returned finder finds.
+func mountTools(goos, exe, mp string) (mount.Finder, error) {
+	if err := mount.CheckRoot(goos, geteuid(), "mounting NFS", exe, commandLine()); err != nil {
+		return mount.Finder{}, err
+	}
+	finder := mount.DefaultFinder(goos)
+	for _, name := range mount.Required(goos) {
+		if _, err := finder.Find(name); err != nil {
+			return mount.Finder{}, fmt.Errorf("cannot mount %s: %w", mp, err)
+		}
+	}
+	return finder, nil
 }
 
 // sudoPrefix is how the umount hint starts: Linux needed sudo to mount.
@@ -631,7 +669,9 @@ func runUmount(cmd *cobra.Command, arg string) error {
 	if st.Log != "" {
 		os.Remove(st.Log)
 	}
-	if stopped {
+	if st.Shared != "" {
+		fmt.Fprintf(stdout, "gitnfs: unmounted %s (the server at %s keeps running)\n", mp, st.Shared)
+	} else if stopped {
 		fmt.Fprintf(stdout, "gitnfs: unmounted %s and stopped its server (pid %d)\n", mp, st.PID)
 	} else {
 		fmt.Fprintf(stdout, "gitnfs: unmounted %s (its server, pid %d, was already gone)\n", mp, st.PID)

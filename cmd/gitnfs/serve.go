@@ -23,6 +23,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/internal/mount"
 	"github.com/gitnfs/gitnfs/internal/overlay"
+	"github.com/gitnfs/gitnfs/internal/revisions"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/stats"
@@ -56,6 +57,7 @@ type serveFlags struct {
 	offline           bool
 	fetchWait         time.Duration
 	listWithoutSizes  bool
+	revisions         string
 }
 
 func newServe() *cobra.Command {
@@ -123,6 +125,7 @@ commit's committer time.`,
 	fl.BoolVar(&f.offline, "offline", false, "a partial clone: serve only the objects it holds; a missing one is an I/O error, never fetched from the promisor remote")
 	fl.DurationVar(&f.fetchWait, "fetch-wait", nfs.DefaultFetchWait, "a partial clone: how long a request waits for the objects it needs to be fetched before it is answered NFS3ERR_JUKEBOX (the Linux client then retries in 5 s), at most 30s (0: answer JUKEBOX at once)")
 	fl.BoolVar(&f.listWithoutSizes, "list-without-sizes", false, "a partial clone whose remote does not serve object-info: list a directory's missing files without attributes (their first stat fetches the directory) instead of fetching the directory's missing files when it is first listed")
+	fl.StringVar(&f.revisions, "revisions", "all", "which other revisions may be mounted (MOUNT of /REV: or /REV:PATH) and browsed (.gitnfs/rev in every mount): all, none, or comma-separated patterns over full ref names as git for-each-ref takes them (refs/tags/*,refs/heads/main): a revision is served when a matching ref names its commit")
 	fl.StringVar(&f.statsJSON, "stats-json", "", "on exit, write the op census as JSON to this file")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and the census (/census, /census.json, POST /reset) on this address")
 	return cmd, f
@@ -206,7 +209,25 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		defer ov.Close()
 		served = ov
 	}
+	// Every other revision, each an export of its own sharing the store's
+	// caches (internal/revisions); their work is counted under their own
+	// export in the census.
+	var revs vfs.Revisions
+	var revSet *revisions.Set
+	if cfg.revisions {
+		revSet = revisions.New(store.NoWait(), revisions.Options{ // served: see fsys above
+			FS:    gitfs.Options{UID: cfg.uid, GID: cfg.gid, Inline: inline},
+			Allow: cfg.allow,
+			Stats: func(fsid uint64) *stats.Internal { return &census.Of(stats.RevisionExport(fsid)).Internal },
+			Log:   log,
+		})
+		revs = revSet
+		if f.allowRemote && cfg.allow == nil {
+			log.Warn("--allow-remote without --revisions: every revision of the repository can be mounted by anyone who reaches the port (limit them with --revisions refs/tags/*, or --revisions none)")
+		}
+	}
 	srv := nfs.NewServer(served, nfs.Options{
+		Revisions:     revs,
 		AllowUIDs:     cfg.allowUIDs,
 		AllowAuthNone: f.allowAuthNone,
 		MaxConns:      cfg.maxConns,
@@ -234,6 +255,16 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		l.Close()
 		return err
 	}
+	if revs != nil {
+		// After the banner: gitnfs mount reads the port from its first line.
+		host, _, _ := mount.ServerHost(l.Addr().String())
+		which := "any revision --rev accepts"
+		if cfg.allow != nil {
+			which = "those a ref matching --revisions " + cfg.allow.String() + " names"
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "  other revisions (%s): mount %s, e.g. /v1.2.0:src, with the same options; or cd .gitnfs/rev/REV in a mount\n",
+			which, mount.SourceOf(host, "/REV:PATH"))
+	}
 	if loop, _ := nfs.IsLoopbackAddr(l.Addr().String()); !loop {
 		fmt.Fprintln(cmd.ErrOrStderr(), nfs.AuthSysWarning)
 	}
@@ -253,6 +284,21 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if revSet != nil {
+		// Idle revisions are let go of even when no request comes to sweep.
+		go func() {
+			t := time.NewTicker(time.Minute)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					revSet.Sweep()
+				}
+			}
+		}()
+	}
 	switch {
 	case f.follow && f.merge != "":
 		// Both sides are followed; a move of either rebuilds the merge

@@ -5,6 +5,7 @@
 package gitfs
 
 import (
+	"encoding/binary"
 	"hash/fnv"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -19,6 +20,9 @@ import (
 type FS struct {
 	*Trees
 	snap *tree.Snapshot
+	// rootID is the root's fileid: vfs.RootID for the served revision,
+	// RevisionRootID for a revision export (see NewRevision).
+	rootID uint64
 
 	// longPaths resolves the handles too short to carry their path.
 	longPaths vfs.LongPaths
@@ -36,8 +40,60 @@ func New(store *tree.Store, snap *tree.Snapshot, opts Options) *FS {
 	return newFS(store, snap, attrs, nil, opts.Inline)
 }
 
+// NewRevision returns a revision export of snap (issue 16: MOUNT
+// "REV:PATH", .gitnfs/rev/REV): read-only and immutable like New's, but
+// identified by the object it serves rather than by the repository, so that
+// many revisions can be served at once and each is found again from its
+// handles after a restart. Its fsid is the first 8 bytes of that object's
+// id (RevisionFsid: a handle carries it, and the id is found again by an
+// abbreviated-id lookup of those 16 hex digits), and its fileids count from
+// a root of its own (RevisionRootID), so that the same path in two
+// revisions, or in a revision and the mount it is browsed from, is never
+// the same inode. store is the view whose counters the export's work goes
+// to (tree.Store.WithStats).
+func NewRevision(store *tree.Store, snap *tree.Snapshot, opts Options) *FS {
+	id := RevisionObject(snap)
+	attrs := fattr.Context{UID: opts.UID, GID: opts.GID, Fsid: RevisionFsid(id), Time: snap.Time}
+	f := newFS(store, snap, attrs, nil, opts.Inline)
+	f.rootID = RevisionRootID(id)
+	return f
+}
+
+// RevisionObject is what a revision export of snap is named by: its
+// commit, or its tree when it has none (a tree-ish such as v1^{tree}).
+func RevisionObject(snap *tree.Snapshot) plumbing.Hash {
+	if !snap.Commit.IsZero() {
+		return snap.Commit
+	}
+	return snap.Root
+}
+
+// RevisionFsid is the fsid of the revision export of object id: its first
+// 8 bytes. 64 bits leave the handle its size (the fsid field is there
+// anyway) and find the object again by an abbreviated-id lookup of 16 hex
+// digits (a binary search of the pack indexes: tree.Store's short ids,
+// 0.3 MB and well under a millisecond on RIOT). Two objects sharing 64
+// bits of id by chance is a 2^-64 event per pair; made on purpose (2^32
+// work) it makes the lookup ambiguous, and the handles of both revisions
+// answer ESTALE rather than guess.
+func RevisionFsid(id plumbing.Hash) uint64 { return binary.BigEndian.Uint64(id[:8]) }
+
+// RevisionRootID is the fileid of the root of the revision export of
+// object id: a hash of it, so that no two exports share fileids (see
+// vfs.FileIDFrom), and never the served revision's vfs.RootID.
+func RevisionRootID(id plumbing.Hash) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte("gitnfs-revision:"))
+	h.Write(id[:])
+	v := h.Sum64()
+	if v == 0 || v == vfs.RootID {
+		v++
+	}
+	return v
+}
+
 func newFS(store *tree.Store, snap *tree.Snapshot, attrs fattr.Context, dates *Dates, rule InlineRule) *FS {
-	f := &FS{snap: snap}
+	f := &FS{snap: snap, rootID: vfs.RootID}
 	f.Trees = NewTrees(store, attrs, &f.longPaths, dates, rule)
 	return f
 }
@@ -54,7 +110,7 @@ func (f *FS) Fsid() uint64 { return f.attrs.Fsid }
 
 // Root implements vfs.FS.
 func (f *FS) Root() vfs.Node {
-	return vfs.Node{ID: vfs.RootID, Type: vfs.Dir, Private: NodePrivate(uint8(tree.Dir), f.snap.Root)}
+	return vfs.Node{ID: f.rootID, Type: vfs.Dir, Private: NodePrivate(uint8(tree.Dir), f.snap.Root)}
 }
 
 // Resolve implements vfs.FS.
@@ -67,7 +123,7 @@ func (f *FS) Resolve(path string) (vfs.Node, error) {
 	if err != nil {
 		return vfs.Node{}, wrap(err, path)
 	}
-	return f.Node(vfs.FileID(path), path, e), nil
+	return f.Node(vfs.FileIDFrom(f.rootID, path), path, e), nil
 }
 
 // ResolveID implements vfs.FS.
@@ -94,5 +150,5 @@ func (f *FS) walkAll() error {
 		}
 		return nil
 	}
-	return walk(f.snap.Root, "", vfs.RootID)
+	return walk(f.snap.Root, "", f.rootID)
 }

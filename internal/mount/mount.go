@@ -63,6 +63,10 @@ type Spec struct {
 	Port       int    // NFS and MOUNT share this port
 	Mountpoint string // absolute path
 	Export     Export
+	// Path is the export path to mount: "" or "/" for the served
+	// revision's root, "/REV:PATH" for a revision of a running server
+	// (gitnfs mount --server), which the revision names once and for all.
+	Path string
 }
 
 // Options returns the -o argument for s.
@@ -100,14 +104,29 @@ func Options(s Spec) (string, error) {
 // "[fe80::215:c5ff:fb3e:e2b1%eth0]:/export"); the BSD mount_nfs that
 // macOS's descends from strips "[addr]:" before getaddrinfo (FreeBSD's
 // getnfsargs). Checked in their sources, not on a Mac.
-func Source(host string) string {
+func Source(host string) string { return SourceOf(host, "/") }
+
+// SourceOf is Source for the export path path ("/REV:PATH" for a
+// revision): both clients split the source at the first colon after the
+// host (the Linux kernel's nfs_parse_devname, nfs-utils' parse_dev.c), so a
+// path may hold more.
+func SourceOf(host, path string) string {
 	if host == "" {
 		host = "127.0.0.1"
 	}
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
-	return host + ":/"
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	return host + ":" + path
+}
+
+// RevisionPath is the export path of revision rev's directory dir on a
+// server that serves every revision: "/REV:DIR".
+func RevisionPath(rev, dir string) string {
+	return "/" + rev + ":" + strings.Trim(dir, "/")
 }
 
 // Command is a program and its arguments. Name is the bare program name;
@@ -139,9 +158,9 @@ func MountCommand(s Spec) (Command, error) {
 	}
 	switch s.GOOS {
 	case "linux":
-		return Command{Name: "mount", Args: []string{"-t", "nfs", "-o", opts, Source(s.Host), s.Mountpoint}}, nil
+		return Command{Name: "mount", Args: []string{"-t", "nfs", "-o", opts, SourceOf(s.Host, s.Path), s.Mountpoint}}, nil
 	case "darwin":
-		return Command{Name: "mount_nfs", Args: []string{"-o", opts, Source(s.Host), s.Mountpoint}}, nil
+		return Command{Name: "mount_nfs", Args: []string{"-o", opts, SourceOf(s.Host, s.Path), s.Mountpoint}}, nil
 	}
 	return Command{}, unsupported(s.GOOS)
 }

@@ -17,12 +17,15 @@ import (
 // it from another process. One file per mountpoint, JSON.
 type State struct {
 	Mountpoint string `json:"mountpoint"` // absolute, symlinks resolved
-	PID        int    `json:"pid"`        // the server: gitnfs serve
-	Port       int    `json:"port"`
-	Host       string `json:"host,omitempty"`
-	Repo       string `json:"repo"`
-	Rev        string `json:"rev"`
-	Object     string `json:"object,omitempty"` // what rev resolved to: "commit 3f2a1c9e0b7d" or "tree ..."
+	PID        int    `json:"pid"`        // the server: gitnfs serve (0: a server gitnfs mount did not start)
+	// Shared is the address of an already running server the mount was
+	// made from (gitnfs mount --server): umount leaves it running.
+	Shared string `json:"shared,omitempty"`
+	Port   int    `json:"port"`
+	Host   string `json:"host,omitempty"`
+	Repo   string `json:"repo"`
+	Rev    string `json:"rev"`
+	Object string `json:"object,omitempty"` // what rev resolved to: "commit 3f2a1c9e0b7d" or "tree ..."
 	// Supervisor is the pid of a foreground gitnfs mount that owns the
 	// mount and unmounts it when signalled; 0 for --background.
 	Supervisor int       `json:"supervisor,omitempty"`

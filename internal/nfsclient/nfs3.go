@@ -3,6 +3,7 @@ package nfsclient
 import (
 	"fmt"
 	"path"
+	"sort"
 	"time"
 )
 
@@ -274,6 +275,23 @@ func (c *Client) ReaddirplusAll(dir []byte, maxcount uint32) ([]Entry, int, erro
 		cookie, verf = p.Entries[len(p.Entries)-1].Cookie, p.Verf
 	}
 	return nil, 0, fmt.Errorf("readdirplus: too many pages")
+}
+
+// Names lists dir with READDIRPLUS: its entries' names, "." and ".." left
+// out, sorted.
+func (c *Client) Names(dir []byte) ([]string, error) {
+	ents, _, err := c.ReaddirplusAll(dir, 64<<10)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if e.Name != "." && e.Name != ".." {
+			out = append(out, e.Name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // Fsinfo returns rtmax, dtpref and properties.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -124,4 +125,57 @@ func (x *index) id(i int) plumbing.Hash {
 	var h plumbing.Hash
 	copy(h[:], x.names[i*hashLen:])
 	return h
+}
+
+// withPrefix appends to out the ids of the index that begin with the
+// first nibbles half-bytes of prefix (a hex abbreviation of nibbles
+// digits; prefix holds them packed, the odd last one in the high half of
+// its byte): a binary search to the first candidate, then a scan while
+// they match, so a lookup costs O(log n) plus the matches, never a pass
+// over the whole table.
+func (x *index) withPrefix(prefix []byte, nibbles int, out []plumbing.Hash) []plumbing.Hash {
+	if nibbles < 2 {
+		return x.scanPrefix(prefix, nibbles, 0, x.count, out)
+	}
+	first := int(prefix[0])
+	lo := 0
+	if first > 0 {
+		lo = int(binary.BigEndian.Uint32(x.fanout[4*(first-1):]))
+	}
+	hi := int(binary.BigEndian.Uint32(x.fanout[4*first:]))
+	// The first id not below the prefix (padded with zero bits).
+	var low plumbing.Hash
+	copy(low[:], prefix[:(nibbles+1)/2])
+	start := lo + sort.Search(hi-lo, func(i int) bool {
+		j := lo + i
+		return bytes.Compare(x.names[j*hashLen:(j+1)*hashLen], low[:]) >= 0
+	})
+	return x.scanPrefix(prefix, nibbles, start, hi, out)
+}
+
+// scanPrefix appends the ids of positions [from, to) while they begin with
+// the prefix, stopping at the first that does not (ids are sorted).
+func (x *index) scanPrefix(prefix []byte, nibbles, from, to int, out []plumbing.Hash) []plumbing.Hash {
+	for j := from; j < to; j++ {
+		id := x.names[j*hashLen : (j+1)*hashLen]
+		if !HasPrefix(id, prefix, nibbles) {
+			if nibbles < 2 {
+				continue // an unsorted scan: only the first byte's range is contiguous
+			}
+			break
+		}
+		out = append(out, x.id(j))
+	}
+	return out
+}
+
+// HasPrefix reports whether id begins with the first nibbles half-bytes of
+// prefix (packed as hex.DecodeString packs them, an odd last digit in the
+// high half of its byte).
+func HasPrefix(id, prefix []byte, nibbles int) bool {
+	full := nibbles / 2
+	if len(id) < (nibbles+1)/2 || !bytes.Equal(id[:full], prefix[:full]) {
+		return false
+	}
+	return nibbles%2 == 0 || id[full]>>4 == prefix[full]>>4
 }

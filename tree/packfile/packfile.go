@@ -16,7 +16,9 @@
 package packfile
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -245,6 +247,48 @@ func find(packs []*pack, id plumbing.Hash) (pk *pack, off uint64, ok bool, err e
 		}
 	}
 	return nil, 0, false, nil
+}
+
+// WithPrefix returns the ids of every packed object whose id begins with
+// the hex abbreviation prefix (any length up to 40 digits; upper case is
+// fine), each once even when several packs hold it. go-git answers the
+// same question by reading every entry of every index into memory (65 MiB
+// of heap for RIOT's 579k objects) and comparing them all; this is a binary
+// search of each mapped index. An abbreviation that is not hex is an error.
+func (p *Packs) WithPrefix(prefix string) ([]plumbing.Hash, error) {
+	raw, nibbles, err := DecodePrefix(prefix)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return nil, ErrClosed
+	}
+	var out []plumbing.Hash
+	for _, pk := range p.packs {
+		out = pk.idx.withPrefix(raw, nibbles, out)
+	}
+	slices.SortFunc(out, func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) })
+	return slices.Compact(out), nil
+}
+
+// DecodePrefix packs a hex abbreviation as HasPrefix takes it: its bytes,
+// the odd last digit in the high half of the last one, and its length in
+// digits.
+func DecodePrefix(prefix string) (raw []byte, nibbles int, err error) {
+	if len(prefix) > 2*hashLen {
+		return nil, 0, fmt.Errorf("packfile: abbreviation %.50q is longer than an object id", prefix)
+	}
+	padded := prefix
+	if len(prefix)%2 == 1 {
+		padded += "0"
+	}
+	raw, err = hex.DecodeString(padded)
+	if err != nil {
+		return nil, 0, fmt.Errorf("packfile: abbreviation %.50q is not hexadecimal", prefix)
+	}
+	return raw, len(prefix), nil
 }
 
 // Size returns the type and inflated size of the object id. For a delta,

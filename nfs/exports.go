@@ -1,0 +1,205 @@
+package nfs
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/gitnfs/gitnfs/stats"
+	"github.com/gitnfs/gitnfs/vfs"
+)
+
+// Many exports, one server (issue 16). The served export (Server.SetFS) is
+// what "/" and every path under it mount; with Options.Revisions every
+// revision of the repository is an export too, read-only, with its own
+// fsid: MOUNT "REV:PATH" answers a handle of one, and .gitnfs/rev/REV in
+// the root of every export crosses into one (a junction, as a mount point
+// inside an export is for knfsd's crossmnt). A handle says which export it
+// belongs to (its format and fsid, handle.go), so every request runs on the
+// export of the handle it names: a view starts on the served export and
+// resolve moves it.
+//
+// The hidden directory .gitnfs (vfs.ControlDir) belongs to the export it
+// is in: its handles are that export's (same format, same fsid), so
+// browsing it moves no client across filesystems; only entering a revision
+// does. Its nodes are served by a control export (control.go) which shares
+// the export's fsid and handle format.
+
+// revisionSlots caches the export (abilities found once, census row) of the
+// revisions handles name lately, by fsid. A slot is reused only while the
+// Revisions hand back the same FS, and emptied when they let go of it
+// (forgetRevision): an idle revision is reachable from nowhere.
+const revisionSlots = 64
+
+// newExportOf is the export of fs as this server serves it: the served one
+// (revision false) or a revision's, each with its hidden directory when the
+// server serves revisions.
+func (s *Server) newExportOf(fs vfs.FS, revision bool) *export {
+	x := newExport(fs)
+	x.stats = s.opts.Census.Served()
+	if revision {
+		x.revision, x.rootID = true, fs.Root().ID
+		x.stats = s.opts.Census.Of(stats.RevisionExport(x.fsid))
+	}
+	if s.revs != nil {
+		x.hidden = newControl(x, s.revs)
+	}
+	return x
+}
+
+// revisionExport is the export of the revision whose fsid is fsid, found
+// again if need be (vfs.Revisions.ByFsid). It allocates nothing while the
+// revision stays open and in its slot.
+func (s *Server) revisionExport(fsid uint64) (*export, error) {
+	if s.revs == nil {
+		return nil, vfs.ErrStale
+	}
+	fs, err := s.revs.ByFsid(fsid)
+	if err != nil {
+		return nil, err
+	}
+	return s.exportForRevision(fs), nil
+}
+
+// exportForRevision is the export of fs, a revision's FS.
+func (s *Server) exportForRevision(fs vfs.FS) *export {
+	slot := &s.revisions[fs.Fsid()%revisionSlots]
+	if x := slot.Load(); x != nil && x.fs == fs {
+		return x
+	}
+	x := s.newExportOf(fs, true)
+	slot.Store(x)
+	return x
+}
+
+// forgetRevision lets go of the export of fs, a revision the Revisions let
+// go of: what a slot would keep reachable (the FS, its long paths) is
+// memory an idle revision must not cost.
+func (s *Server) forgetRevision(fs vfs.FS) {
+	slot := &s.revisions[fs.Fsid()%revisionSlots]
+	if x := slot.Load(); x != nil && x.fs == fs {
+		slot.CompareAndSwap(x, nil)
+	}
+}
+
+// resolveHandle maps a handle to its export and node. cur is the served
+// export as the request found it: a handle of the served export must carry
+// its fsid (another fsid is a handle of some other server's, or of the
+// served export before --follow or an overlay changed it: ESTALE), and a
+// revision's handle must name a revision the Revisions still serve.
+func (s *Server) resolveHandle(cur *export, h []byte) (*export, vfs.Node, error) {
+	format, fsid, err := parseHandle(h)
+	if err != nil {
+		return nil, vfs.Node{}, err
+	}
+	x := cur
+	if format == revWithPath || format == revIDOnly {
+		if x, err = s.revisionExport(fsid); err != nil {
+			return nil, vfs.Node{}, err
+		}
+	} else if fsid != x.fsid {
+		return nil, vfs.Node{}, vfs.ErrStale
+	}
+	if x.hidden != nil && format != handleByID && inControlDir(h) {
+		// The control directory's own nodes, unless the tree has a real
+		// entry of that name, which wins (vfs.ControlDir).
+		n, err := resolveIn(x, h)
+		if err == nil || !errors.Is(err, vfs.ErrStale) {
+			return x, n, err
+		}
+		n, err = resolveIn(x.hidden, h)
+		return x.hidden, n, err
+	}
+	n, err := resolveIn(x, h)
+	if err != nil && x.hidden != nil && (format == handleIDOnly || format == revIDOnly) && errors.Is(err, vfs.ErrStale) {
+		// A control directory too deep for its path to ride along.
+		if n, cerr := resolveIn(x.hidden, h); cerr == nil {
+			return x.hidden, n, nil
+		}
+	}
+	return x, n, err
+}
+
+// inControlDir: the handle carries a path in the control directory.
+func inControlDir(h []byte) bool {
+	p := h[handleHeader:]
+	return len(p) >= len(vfs.ControlDir) && string(p[:len(vfs.ControlDir)]) == vfs.ControlDir &&
+		(len(p) == len(vfs.ControlDir) || p[len(vfs.ControlDir)] == '/')
+}
+
+// resolve decodes a handle argument into a node, moving the request onto
+// the handle's export. A procedure that changes something stays on its
+// export: a second handle of another one (a RENAME from the served export
+// into .gitnfs/rev, say) is NFS3ERR_XDEV, what rename(2) and link(2) across
+// filesystems answer.
+func (s *view) resolve(h []byte) (vfs.Node, error) {
+	x, n, err := s.Server.resolveHandle(s.served, h)
+	if err != nil {
+		return vfs.Node{}, err
+	}
+	if x != s.export {
+		if s.writeCall {
+			return vfs.Node{}, vfs.ErrXDev
+		}
+		s.export = x
+	}
+	return n, nil
+}
+
+// lookup is LOOKUP's name resolution: the FS's, plus the two ways out of
+// an export, into its hidden directory and (from there) into a revision.
+func (s *view) lookup(dir vfs.Node, name string) (vfs.Node, error) {
+	if s.control != nil {
+		return s.control.lookup(s, dir, name)
+	}
+	if s.hidden != nil && dir.Path == "" && name == vfs.ControlDir {
+		n, err := s.fs.Lookup(dir, name)
+		if !errors.Is(err, vfs.ErrNoEnt) {
+			return n, err // the tree's own .gitnfs wins
+		}
+		s.export = s.hidden
+		return s.control.root(), nil
+	}
+	return s.fs.Lookup(dir, name)
+}
+
+// enterRevision moves the request into the export of fs, a revision: the
+// junction .gitnfs/rev/REV leads to its root.
+func (s *view) enterRevision(fs vfs.FS) vfs.Node {
+	s.export = s.Server.exportForRevision(fs)
+	return s.fs.Root()
+}
+
+// exportOfWrite is the export a change's first handle names, as cheaply as
+// it can be told (the format byte; a full resolution only for a path in
+// the control directory); ok is false for a handle that does not parse,
+// which the procedure then answers as it answers any bad handle.
+func (s *view) exportOfWrite(h []byte) (x *export, ok bool) {
+	format, _, err := parseHandle(h)
+	switch {
+	case err != nil:
+		return nil, false
+	case format == revWithPath || format == revIDOnly:
+		return nil, true // a revision: read-only, whichever it is
+	case s.hidden != nil && inControlDir(h):
+		x, _, err := s.Server.resolveHandle(s.served, h)
+		if err != nil {
+			return nil, false
+		}
+		return x, true
+	}
+	return s.export, true
+}
+
+// revisionPath splits a MOUNT dirpath that names a revision, "REV:PATH"
+// (after the leading slashes): rev is what precedes the first colon (a
+// revision expression never holds one: git forbids ':' in ref names), path
+// what follows, cleaned as any mount path. A dirpath without a colon is
+// the served export's (ok false). A path of the served export that itself
+// holds a colon is mounted with an empty revision: "/:dir:with:colons".
+func revisionPath(dirpath string) (rev, path string, ok bool) {
+	rev, path, ok = strings.Cut(strings.TrimLeft(dirpath, "/"), ":")
+	if !ok {
+		return "", "", false
+	}
+	return rev, path, true
+}

@@ -1,0 +1,552 @@
+package nfs_test
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitnfs/gitnfs/internal/gitfs"
+	"github.com/gitnfs/gitnfs/internal/nfsclient"
+	"github.com/gitnfs/gitnfs/internal/nfstest"
+	"github.com/gitnfs/gitnfs/internal/overlay"
+	"github.com/gitnfs/gitnfs/internal/revisions"
+	"github.com/gitnfs/gitnfs/internal/testrepo"
+	"github.com/gitnfs/gitnfs/nfs"
+	"github.com/gitnfs/gitnfs/stats"
+	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/vfs"
+)
+
+const (
+	mntAcces = 13
+	longName = "a/b/c/d/e/f/g/h/i/j/k/l/this-path-is-longer-than-a-handle-can-carry.txt"
+)
+
+// revHistory is a repository whose revisions differ at the same paths:
+// main has three commits (v1.0 and v1.1 tag the first two), a remote
+// branch origin/feature, a directory whose name holds colons, and a path
+// too long for a handle.
+type revHistory struct {
+	repo    string
+	commits []string
+}
+
+func newRevHistory(t *testing.T) *revHistory {
+	t.Helper()
+	h := &revHistory{repo: testrepo.Init(t, true)}
+	for i := range 3 {
+		files := map[string]testrepo.File{
+			"README":               {Mode: "100644", Data: fmt.Appendf(nil, "version %d\n", i)},
+			"src/main.c":           {Mode: "100644", Data: fmt.Appendf(nil, "int main() { return %d; }\n", i)},
+			"src/" + longName:      {Mode: "100644", Data: fmt.Appendf(nil, "long %d\n", i)},
+			"dir:with:colons/file": {Mode: "100644", Data: []byte("colons\n")},
+		}
+		if i > 0 {
+			files[fmt.Sprintf("added-in-%d", i)] = testrepo.File{Mode: "100644", Data: []byte("new\n")}
+		}
+		h.commits = append(h.commits, testrepo.Commit(t, h.repo, files, fmt.Sprintf("commit %d", i)))
+	}
+	h.git(t, "tag", "-a", "-m", "one", "v1.0", h.commits[0])
+	h.git(t, "tag", "-a", "-m", "two", "v1.1", h.commits[1])
+	h.git(t, "update-ref", "refs/remotes/origin/feature", h.commits[1])
+	return h
+}
+
+func (h *revHistory) git(t *testing.T, args ...string) string {
+	t.Helper()
+	return strings.TrimSpace(testrepo.Git(t, h.repo, args...))
+}
+
+// revServer is gitnfs serve of repo at rev, with every revision beside it.
+type revServer struct {
+	*nfstest.Server
+	census *stats.Census
+	store  *tree.Store
+}
+
+func serveRevisions(t *testing.T, repo, rev string, allow *revisions.Filter) *revServer {
+	t.Helper()
+	census := stats.New()
+	store, err := tree.Open(repo, tree.Options{Stats: &census.Internal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	snap, err := store.Resolve(rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := gitfs.New(store, snap, gitfs.Options{UID: 1000, GID: 1000})
+	revs := revisions.New(store, revisions.Options{
+		FS:    gitfs.Options{UID: 1000, GID: 1000},
+		Allow: allow,
+		Stats: func(fsid uint64) *stats.Internal { return &census.Of(stats.RevisionExport(fsid)).Internal },
+	})
+	srv := nfstest.Serve(t, fsys, nfs.Options{Revisions: revs, Census: census})
+	return &revServer{Server: srv, census: census, store: store}
+}
+
+func revFsid(id string) uint64 { return gitfs.RevisionFsid(plumbing.NewHash(id)) }
+
+// names lists dir with READDIRPLUS, "." and ".." left out.
+func names(t *testing.T, c *nfsclient.Client, dir []byte) []string {
+	t.Helper()
+	out, err := c.Names(dir)
+	if err != nil {
+		t.Fatalf("readdirplus: %v", err)
+	}
+	return out
+}
+
+func gitNames(t *testing.T, h *revHistory, treeish string) []string {
+	out := strings.Fields(h.git(t, "ls-tree", "--name-only", treeish))
+	slices.Sort(out)
+	return out
+}
+
+// TestMountEveryRevisionForm: MNT of REV: and REV:PATH for every form of
+// revision, of .gitnfs/rev/REV/PATH, and of the served export's paths
+// (with a colon: an empty REV). Each lists what git ls-tree lists, carries
+// the revision's fsid (the first 8 bytes of its commit), and every way to
+// name one directory gives one handle.
+func TestMountEveryRevisionForm(t *testing.T) {
+	h := newRevHistory(t)
+	s := serveRevisions(t, h.repo, "main", nil)
+	c, root := nfstest.Mount(t, s.Addr)
+	for _, m := range []struct {
+		dirpath, treeish, commit string
+	}{
+		{"/v1.0:", "v1.0^{tree}", h.commits[0]},
+		{"v1.0:", "v1.0^{tree}", h.commits[0]},
+		{"/v1.0:src", "v1.0:src", h.commits[0]},
+		{"/v1.0:/src/", "v1.0:src", h.commits[0]},
+		{"/main~1:src", "main~1:src", h.commits[1]},
+		{"/" + h.commits[1][:7] + ":", h.commits[1] + "^{tree}", h.commits[1]},
+		{"/origin/feature:src", "origin/feature:src", h.commits[1]},
+		{"/refs/tags/v1.1:", "v1.1^{tree}", h.commits[1]},
+		{"/main:", "main^{tree}", h.commits[2]},
+		{"/.gitnfs/rev/v1.0/src", "v1.0:src", h.commits[0]},
+		{"/.gitnfs/rev/origin/feature", "origin/feature^{tree}", h.commits[1]},
+	} {
+		fh, err := c.Mount(m.dirpath)
+		if err != nil {
+			t.Errorf("MNT %q: %v", m.dirpath, err)
+			continue
+		}
+		if got, want := names(t, c, fh), gitNames(t, h, m.treeish); !slices.Equal(got, want) {
+			t.Errorf("MNT %q lists %v, git ls-tree %s %v", m.dirpath, got, m.treeish, want)
+		}
+		a, err := c.Getattr(fh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Fsid != revFsid(m.commit) {
+			t.Errorf("MNT %q: fsid %016x, want %016x (commit %s)", m.dirpath, a.Fsid, revFsid(m.commit), m.commit)
+		}
+	}
+	same := [][]string{
+		{"/v1.0:src", "/" + h.commits[0] + ":src", "/.gitnfs/rev/v1.0/src", "/.gitnfs/rev/tags/v1.0/src", "/v1.1~1:src"},
+		{"/origin/feature:", "/v1.1:", "/.gitnfs/rev/origin/feature"},
+		{"/", "/:", "//"},
+		{"/:dir:with:colons", "//:dir:with:colons/", ":./dir:with:colons"},
+	}
+	for _, forms := range same {
+		first, err := c.Mount(forms[0])
+		if err != nil {
+			t.Fatalf("MNT %q: %v", forms[0], err)
+		}
+		for _, other := range forms[1:] {
+			if fh, err := c.Mount(other); err != nil || !bytes.Equal(fh, first) {
+				t.Errorf("MNT %q = %x (%v), MNT %q = %x: one directory, two handles", other, fh, err, forms[0], first)
+			}
+		}
+	}
+	if got := lookupWalk(t, c, root, "dir:with:colons"); !bytes.Equal(got, mustMount(t, c, "/:dir:with:colons")) {
+		t.Error("MNT /:dir:with:colons is not the served export's dir:with:colons")
+	}
+	for dirpath, st := range map[string]int64{
+		"/nope:":                  mntNoEnt,
+		"/v9.9:src":               mntNoEnt,
+		"/v1.0:nope":              mntNoEnt,
+		"/v1.0:README":            mntNotDir,
+		"/v1.0:src/../..":         mntInval,
+		"/main^{bogus}:":          mntInval,
+		"/dir:with:colons":        mntNoEnt, // REV "dir": no such revision (the served path is /:dir:with:colons)
+		"/.gitnfs/rev/nope":       mntNoEnt,
+		"/.gitnfs/rev/v1.0/nope":  mntNoEnt,
+		"/.gitnfs/rev/v1.0:src":   mntNoEnt, // a ':' names no revision below .gitnfs/rev
+		"/" + h.commits[2] + "x:": mntNoEnt,
+	} {
+		checkMountRefused(t, c, dirpath, st)
+	}
+}
+
+func mustMount(t *testing.T, c *nfsclient.Client, dirpath string) []byte {
+	t.Helper()
+	fh, err := c.Mount(dirpath)
+	if err != nil {
+		t.Fatalf("MNT %q: %v", dirpath, err)
+	}
+	return fh
+}
+
+// TestMountRefusedByFilter: --revisions refs/tags/* serves what a tag
+// names and answers MNT3ERR_ACCES for the rest (the served export is not
+// subject to it); a handle of a refused revision is stale.
+func TestMountRefusedByFilter(t *testing.T) {
+	h := newRevHistory(t)
+	allow, err := revisions.ParseFilter("refs/tags/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := serveRevisions(t, h.repo, "main", allow)
+	c, root := nfstest.Mount(t, s.Addr)
+	mustMount(t, c, "/v1.0:")
+	mustMount(t, c, "/"+h.commits[1]+":src")
+	checkMountRefused(t, c, "/main:", mntAcces)
+	checkMountRefused(t, c, "/"+h.commits[2][:8]+":src", mntAcces)
+	rev := lookupWalk(t, c, root, ".gitnfs/rev")
+	if _, _, err := c.Lookup(rev, "main"); nfsclient.Status(err) != 13 {
+		t.Errorf("LOOKUP .gitnfs/rev/main under refs/tags/*: %v, want NFS3ERR_ACCES", err)
+	}
+	if got := names(t, c, rev); !slices.Equal(got, []string{"v1.0", "v1.1"}) {
+		t.Errorf(".gitnfs/rev under refs/tags/* lists %v, want the tags alone", got)
+	}
+	open := serveRevisions(t, h.repo, "main", nil)
+	oc, _ := nfstest.Mount(t, open.Addr)
+	mainHandle := mustMount(t, oc, "/main:")
+	if _, err := c.Getattr(mainHandle); nfsclient.Status(err) != 70 {
+		t.Errorf("GETATTR of main's root under refs/tags/*: %v, want NFS3ERR_STALE", err)
+	}
+}
+
+// TestTwoRevisionsOneConnection: the same path in two revisions, through
+// one connection, never confused: different handles, fileids and fsids,
+// each reading its own revision's bytes (git cat-file's).
+func TestTwoRevisionsOneConnection(t *testing.T) {
+	h := newRevHistory(t)
+	s := serveRevisions(t, h.repo, "main", nil)
+	c, root := nfstest.Mount(t, s.Addr)
+	roots := map[string][]byte{"v1.0": mustMount(t, c, "/v1.0:"), "v1.1": mustMount(t, c, "/v1.1:"), "main": root}
+	type file struct {
+		fh []byte
+		a  *nfsclient.Attr
+	}
+	seen := map[string]file{}
+	for round := range 3 { // interleaved, three times over
+		for _, rev := range []string{"v1.0", "v1.1", "main"} {
+			for _, p := range []string{"README", "src/main.c", "src/" + longName} {
+				fh := lookupWalk(t, c, roots[rev], p)
+				data, err := c.ReadAll(fh, 7) // several READs each
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := h.git(t, "cat-file", "blob", rev+":"+p); string(data) != want+"\n" {
+					t.Fatalf("round %d: %s:%s reads %q, git %q", round, rev, p, data, want)
+				}
+				a, err := c.Getattr(fh)
+				if err != nil {
+					t.Fatal(err)
+				}
+				seen[rev+":"+p] = file{fh, &a}
+			}
+		}
+	}
+	for _, p := range []string{"README", "src/" + longName} {
+		a, b := seen["v1.0:"+p], seen["v1.1:"+p]
+		if bytes.Equal(a.fh, b.fh) || a.a.Fileid == b.a.Fileid || a.a.Fsid == b.a.Fsid {
+			t.Errorf("%s in v1.0 and v1.1: handles %x %x, fileids %x %x, fsids %x %x: must all differ", p, a.fh, b.fh, a.a.Fileid, b.a.Fileid, a.a.Fsid, b.a.Fsid)
+		}
+		if m := seen["main:"+p]; m.a.Fileid == a.a.Fileid || m.a.Fileid == b.a.Fileid {
+			t.Errorf("%s: the served export shares a fileid with a revision", p)
+		}
+	}
+}
+
+// TestRevisionHandlesSurviveRestart: a client holding handles of five
+// revisions (roots, directories, files, a path too long to ride in its
+// handle) keeps using them on a new server process, with no MOUNT
+// repeated: zero ESTALE, the same bytes.
+func TestRevisionHandlesSurviveRestart(t *testing.T) {
+	h := newRevHistory(t)
+	first := serveRevisions(t, h.repo, "main", nil)
+	c, _ := nfstest.Mount(t, first.Addr)
+	type held struct{ rev, path string }
+	handles := map[held][]byte{}
+	for _, rev := range []string{"v1.0", "v1.1", "main~2", "origin/feature", h.commits[2][:9]} {
+		root := mustMount(t, c, "/"+rev+":")
+		for _, p := range []string{"", "src", "README", "src/" + longName} {
+			handles[held{rev, p}] = walkTo(t, c, root, p)
+		}
+	}
+	// Through the hidden directory of the served export too.
+	handles[held{"main", ".gitnfs/rev"}] = mustMount(t, c, "/.gitnfs/rev")
+	first.Stop()
+
+	second := serveRevisions(t, h.repo, "main", nil)
+	c2, err := nfsclient.Dial(second.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	c2.UID, c2.GID = 1000, 1000
+	for k, fh := range handles {
+		a, err := c2.Getattr(fh)
+		if err != nil {
+			t.Errorf("%s:%s after a restart: %v", k.rev, k.path, err)
+			continue
+		}
+		if k.path == "README" || strings.HasSuffix(k.path, ".txt") {
+			data, err := c2.ReadAll(fh, 1<<20)
+			if want := h.git(t, "cat-file", "blob", k.rev+":"+k.path); err != nil || string(data) != want+"\n" {
+				t.Errorf("%s:%s after a restart reads %q (%v), git %q", k.rev, k.path, data, err, want)
+			}
+		}
+		if k.path == "src" {
+			if got, want := names(t, c2, fh), gitNames(t, h, k.rev+":src"); !slices.Equal(got, want) {
+				t.Errorf("%s:src after a restart lists %v, git %v", k.rev, got, want)
+			}
+		}
+		_ = a
+	}
+	snap := second.census.Snapshot()
+	if snap.Total.Errors != 0 {
+		t.Errorf("%d errors after the restart: %+v", snap.Total.Errors, snap.Total.ErrorsByStatus)
+	}
+}
+
+// walkTo is lookupWalk, "" being the directory itself.
+func walkTo(t *testing.T, c *nfsclient.Client, dir []byte, p string) []byte {
+	t.Helper()
+	if p == "" {
+		return dir
+	}
+	return lookupWalk(t, c, dir, p)
+}
+
+// TestHiddenControlDir: .gitnfs is found by LOOKUP in the root of every
+// export and listed by none; its nodes are the export's (same fsid); its
+// rev directory lists the refs as git names them, a name below which refs
+// continue being a directory; a revision's name crosses into that
+// revision's export; nothing in it can be changed.
+func TestHiddenControlDir(t *testing.T) {
+	h := newRevHistory(t)
+	s := serveRevisions(t, h.repo, "main", nil)
+	c, root := nfstest.Mount(t, s.Addr)
+	rootAttr, _ := c.Getattr(root)
+	if slices.Contains(names(t, c, root), vfs.ControlDir) {
+		t.Fatal("READDIRPLUS of the root lists .gitnfs")
+	}
+	page, err := c.Readdir(root, 0, 0, 64<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range page.Entries {
+		if e.Name == vfs.ControlDir {
+			t.Fatal("READDIR of the root lists .gitnfs")
+		}
+	}
+	ctl, ctlAttr, err := c.Lookup(root, vfs.ControlDir)
+	if err != nil {
+		t.Fatalf("LOOKUP .gitnfs: %v", err)
+	}
+	if ctlAttr.Fsid != rootAttr.Fsid || ctlAttr.Type != 2 || ctlAttr.Mode != 0o555 {
+		t.Errorf(".gitnfs: fsid %x (root %x), type %d, mode %o: want the export's fsid, a 0555 directory", ctlAttr.Fsid, rootAttr.Fsid, ctlAttr.Type, ctlAttr.Mode)
+	}
+	if got := names(t, c, ctl); !slices.Equal(got, []string{"rev"}) {
+		t.Errorf(".gitnfs lists %v, want [rev]", got)
+	}
+	rev, revAttr, err := c.Lookup(ctl, "rev")
+	if err != nil || revAttr.Fsid != rootAttr.Fsid {
+		t.Fatalf("LOOKUP .gitnfs/rev: %v (fsid %x)", err, revAttr.Fsid)
+	}
+	if got, want := names(t, c, rev), []string{"HEAD", "main", "origin", "v1.0", "v1.1"}; !slices.Equal(got, want) {
+		t.Errorf(".gitnfs/rev lists %v, want %v", got, want)
+	}
+	entries, _, err := c.ReaddirplusAll(rev, 64<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		switch e.Name {
+		case "origin":
+			if e.Handle == nil || e.Attr == nil || e.Attr.Fsid != rootAttr.Fsid {
+				t.Errorf("origin (a directory of refs) listed without its handle and attributes: %+v", e)
+			}
+		case "v1.0":
+			// A junction: the client LOOKUPs it and crosses.
+			if e.Handle != nil || e.Attr != nil || e.Fileid != gitfs.RevisionRootID(plumbing.NewHash(h.commits[0])) {
+				t.Errorf("v1.0 listed with a handle or attributes, or the wrong fileid: %+v", e)
+			}
+		}
+	}
+	v10, v10Attr, err := c.Lookup(rev, "v1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v10Attr.Fsid != revFsid(h.commits[0]) || !bytes.Equal(v10, mustMount(t, c, "/v1.0:")) {
+		t.Errorf(".gitnfs/rev/v1.0: fsid %x, handle %x; MNT /v1.0: gives another", v10Attr.Fsid, v10)
+	}
+	origin, _, err := c.Lookup(rev, "origin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, c, origin); !slices.Equal(got, []string{"feature"}) {
+		t.Errorf(".gitnfs/rev/origin lists %v", got)
+	}
+	if _, a, err := c.Lookup(origin, "feature"); err != nil || a.Fsid != revFsid(h.commits[1]) {
+		t.Errorf(".gitnfs/rev/origin/feature: %v (fsid %x)", err, a.Fsid)
+	}
+	for _, name := range []string{"main~1", h.commits[2][:10], "refs"} {
+		if _, _, err := c.Lookup(rev, name); err != nil {
+			t.Errorf("LOOKUP .gitnfs/rev/%s: %v", name, err)
+		}
+	}
+	for _, name := range []string{"nope", "v1.0:src", "main^{bogus}"} {
+		if _, _, err := c.Lookup(rev, name); nfsclient.Status(err) != 2 {
+			t.Errorf("LOOKUP .gitnfs/rev/%s = %v, want NOENT", name, err)
+		}
+	}
+	// The hidden directory of a revision export: its own, in its fsid.
+	inner, innerAttr, err := c.Lookup(v10, vfs.ControlDir)
+	if err != nil || innerAttr.Fsid != revFsid(h.commits[0]) {
+		t.Fatalf(".gitnfs inside v1.0: %v (fsid %x)", err, innerAttr.Fsid)
+	}
+	if _, a, err := c.Lookup(walkTo(t, c, inner, "rev"), "v1.1"); err != nil || a.Fsid != revFsid(h.commits[1]) {
+		t.Errorf("v1.0's .gitnfs/rev/v1.1: %v (fsid %x)", err, a.Fsid)
+	}
+	// ".." of the hidden directory is the root.
+	if up, _, err := c.Lookup(ctl, ".."); err != nil || !bytes.Equal(up, root) {
+		t.Errorf("LOOKUP .gitnfs/..: %x %v, want the root %x", up, err, root)
+	}
+	// Nothing in it changes.
+	if _, err := c.Mkdir(rev, "x", nfsclient.Sattr{}); nfsclient.Status(err) != 30 {
+		t.Errorf("MKDIR in .gitnfs/rev: %v, want NFS3ERR_ROFS", err)
+	}
+	if _, err := c.Create(v10, "x", 0, nfsclient.Sattr{}, [8]byte{}); nfsclient.Status(err) != 30 {
+		t.Errorf("CREATE in a revision: %v, want NFS3ERR_ROFS", err)
+	}
+}
+
+// TestControlDirOverOverlay: on a writable export the hidden directory
+// and the revisions stay read-only; its name cannot be taken; a rename
+// from the export into a revision is a cross-device one.
+func TestControlDirOverOverlay(t *testing.T) {
+	h := newRevHistory(t)
+	work := testrepo.Init(t, true)
+	testrepo.Git(t, work, "fetch", "-q", h.repo, "refs/heads/main:refs/heads/main", "refs/tags/*:refs/tags/*")
+	store, err := tree.Open(work, tree.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	snap, _ := store.Resolve("main")
+	base := gitfs.New(store, snap, gitfs.Options{UID: 1000, GID: 1000})
+	ov, err := overlay.Open(t.TempDir(), base, overlay.Options{Repo: work, Rev: "main", Tree: snap.Root.String(), UID: 1000, GID: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ov.Close() })
+	revs := revisions.New(store, revisions.Options{FS: gitfs.Options{UID: 1000, GID: 1000}})
+	srv := nfstest.Serve(t, ov, nfs.Options{Revisions: revs})
+	c, root := nfstest.Mount(t, srv.Addr)
+	if _, err := c.Create(root, "made", 0, nfsclient.Sattr{Mode: nfsclient.U32(0o644)}, [8]byte{}); err != nil {
+		t.Fatalf("the overlay is not writable: %v", err)
+	}
+	for _, mk := range []func() error{
+		func() error { _, err := c.Mkdir(root, vfs.ControlDir, nfsclient.Sattr{}); return err },
+		func() error { _, err := c.Create(root, vfs.ControlDir, 0, nfsclient.Sattr{}, [8]byte{}); return err },
+		func() error { _, err := c.Rename(root, "made", root, vfs.ControlDir); return err },
+	} {
+		if err := mk(); nfsclient.Status(err) != 17 {
+			t.Errorf("taking the name .gitnfs in the root: %v, want NFS3ERR_EXIST", err)
+		}
+	}
+	rev := lookupWalk(t, c, root, ".gitnfs/rev")
+	if _, err := c.Mkdir(rev, "x", nfsclient.Sattr{}); nfsclient.Status(err) != 30 {
+		t.Errorf("MKDIR in .gitnfs/rev of an overlay: %v, want NFS3ERR_ROFS", err)
+	}
+	v10, _, err := c.Lookup(rev, "v1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Rename(root, "made", v10, "made"); nfsclient.Status(err) != 18 {
+		t.Errorf("RENAME from the overlay into v1.0: %v, want NFS3ERR_XDEV", err)
+	}
+	if _, err := c.Remove(v10, "README"); nfsclient.Status(err) != 30 {
+		t.Errorf("REMOVE in v1.0 beside an overlay: %v, want NFS3ERR_ROFS", err)
+	}
+	if _, _, err := c.Lookup(root, "made"); err != nil {
+		t.Errorf("the file the refused rename named is gone: %v", err)
+	}
+}
+
+// TestTreeWithItsOwnControlDirName: a tree that has a .gitnfs at its root
+// keeps it; that export has no hidden directory (revisions are still
+// mounted by REV:PATH).
+func TestTreeWithItsOwnControlDirName(t *testing.T) {
+	repo := testrepo.Init(t, true)
+	testrepo.Commit(t, repo, map[string]testrepo.File{".gitnfs/mine": {Mode: "100644", Data: []byte("mine\n")}, "f": {Mode: "100644", Data: []byte("f\n")}}, "own")
+	testrepo.Git(t, repo, "tag", "t", "HEAD")
+	s := serveRevisions(t, repo, "HEAD", nil)
+	c, root := nfstest.Mount(t, s.Addr)
+	if !slices.Contains(names(t, c, root), vfs.ControlDir) {
+		t.Fatal("the tree's own .gitnfs is not listed")
+	}
+	ctl := lookupWalk(t, c, root, vfs.ControlDir)
+	if got := names(t, c, ctl); !slices.Equal(got, []string{"mine"}) {
+		t.Errorf("the tree's .gitnfs lists %v, want its own [mine]", got)
+	}
+	mustMount(t, c, "/t:")
+}
+
+// TestCensusByExport: each export's calls and internal work are counted
+// under it; the report's tables are their sum.
+func TestCensusByExport(t *testing.T) {
+	h := newRevHistory(t)
+	s := serveRevisions(t, h.repo, "main", nil)
+	c, root := nfstest.Mount(t, s.Addr)
+	s.census.Reset()
+	walk(t, c, mustMount(t, c, "/v1.0:"), 64<<10)
+	walk(t, c, mustMount(t, c, "/v1.0:"), 64<<10)
+	walk(t, c, root, 64<<10)
+	r := s.census.Snapshot()
+	byName := map[string]stats.ExportReport{}
+	for _, x := range r.Exports {
+		byName[x.Export] = x
+	}
+	v10, served := byName[stats.RevisionExport(revFsid(h.commits[0]))], byName[stats.ServedExport]
+	if len(r.Exports) != 2 || v10.Total.Calls == 0 || served.Total.Calls == 0 {
+		t.Fatalf("exports %+v: want the served one and v1.0's, both with calls", r.Exports)
+	}
+	dirplus := func(x stats.ExportReport) int64 { return x.Derived.DirplusCalls }
+	if dirplus(v10) != 2*dirplus(served) && dirplus(v10) < dirplus(served) {
+		t.Errorf("v1.0 walked twice: %d READDIRPLUS, served once: %d", dirplus(v10), dirplus(served))
+	}
+	if !slices.ContainsFunc(v10.RPCs, func(row stats.RPCRow) bool { return row.Name == "MOUNT3.MNT" && row.Calls == 2 }) ||
+		!slices.Equal(v10.Revisions, []string{"v1.0"}) {
+		t.Errorf("the MNTs of /v1.0: are not counted under v1.0's export (%v), or its name is not kept (%v)", v10.RPCs, v10.Revisions)
+	}
+	if r.Total.Calls != v10.Total.Calls+served.Total.Calls {
+		t.Errorf("total %d calls, exports %d + %d", r.Total.Calls, v10.Total.Calls, served.Total.Calls)
+	}
+	counter := func(cs []stats.Counter, name string) int64 {
+		for _, c := range cs {
+			if c.Name == name {
+				return c.Value
+			}
+		}
+		return -1
+	}
+	if counter(v10.Internal, "AttrsComputed") == 0 || counter(r.Internal, "AttrsComputed") != counter(v10.Internal, "AttrsComputed")+counter(served.Internal, "AttrsComputed") {
+		t.Errorf("AttrsComputed: v1.0 %d + served %d, total %d", counter(v10.Internal, "AttrsComputed"), counter(served.Internal, "AttrsComputed"), counter(r.Internal, "AttrsComputed"))
+	}
+	var table strings.Builder
+	if err := r.WriteTable(&table); err != nil || !strings.Contains(table.String(), stats.TitleExports) || !strings.Contains(table.String(), v10.Export) {
+		t.Errorf("the table has no per-export lines: %v\n%s", err, table.String())
+	}
+}
