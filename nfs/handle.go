@@ -92,17 +92,15 @@ func handleLen(n vfs.Node) int {
 	return handleHeader + len(p)
 }
 
-// Handle returns n's file handle, n a node of the served export fs. The
-// go-nfs fallback uses it so that both halves of the server agree on every
-// handle.
+// Handle returns n's file handle, n a node of the served export fs, as the
+// request path encodes it: MNT answers with it, and tests compare with it.
 func Handle(fs vfs.FS, n vfs.Node) []byte {
 	return appendHandle(make([]byte, 0, maxHandle), &export{fs: fs, fsid: fs.Fsid()}, n)
 }
 
 // ResolveHandle maps a handle of the served export fs to a node; errors
 // wrap vfs.ErrStale or mean a malformed handle. It finds fs's abilities on
-// every call: it serves the go-nfs fallback (MOUNT, rare), not the request
-// path.
+// every call: it is for tests and tools, not the request path.
 func ResolveHandle(fs vfs.FS, h []byte) (vfs.Node, error) {
 	x := newExport(fs)
 	format, fsid, err := parseHandle(h)

@@ -15,8 +15,8 @@ type procFunc func(s *view, c *call, d *decoder, e *encoder) uint32
 
 // handlers is the registry of what this package runs for each NFSv3
 // procedure, by number; the rest of each row (its name, whether it writes,
-// its failure shape) is proc.Table, which the census shares. go-nfs serves
-// MOUNT (and would serve any procedure left nil here).
+// its failure shape) is proc.Table, which the census shares. MOUNT's
+// procedures are mount.go's.
 var handlers = [proc.Count]procFunc{
 	proc.Null:        onNull,
 	proc.Getattr:     onGetattr,
