@@ -168,6 +168,11 @@ func (f *Trees) InlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
 	if n.Type == vfs.Lnk && !f.symlinkAttrs {
 		return vfs.Attr{}, false, nil
 	}
+	if n.Type != vfs.Dir && !f.store.InlineSize(NodeKey(n)) {
+		// A partial clone's missing blob, listed without sizes by choice
+		// (tree.PromisorOptions.ListWithoutSizes).
+		return vfs.Attr{}, false, nil
+	}
 	a, err := f.Attr(n)
 	return a, err == nil, err
 }
