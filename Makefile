@@ -34,6 +34,7 @@ lint: tools
 e2e: build
 	bash e2e/run.sh
 	bash e2e/symlinks.sh
+	bash e2e/promisor.sh
 	bash e2e/merge-view.sh
 	bash e2e/restart.sh
 	bash e2e/follow.sh

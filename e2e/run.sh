@@ -25,6 +25,9 @@
 #                         (also: E2E_SERVER_CMD)
 #   --rev REV             revision to serve (default HEAD)
 #   --repo DIR            serve this existing repository instead of generating one
+#   --expect-repo DIR     compute what the client must see from this repository
+#                         (default: the one served; a partial clone's source,
+#                         so that computing it fetches nothing into the clone)
 #   --workloads LIST      default find_type_f,go_names,ls_lR,du_s,cat_all,warm_ls_lR
 #   --port N              default: a free port on 127.0.0.1
 #   --manifest            the guest prints one line per file (names differing paths)
@@ -51,7 +54,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 export PATH=$PATH:/usr/local/go/bin
 
-SHAPE=full SEED=1 SERVER=gitnfs SERVER_CMD=${E2E_SERVER_CMD:-} REV=HEAD REPO_IN="" PORT=""
+SHAPE=full SEED=1 SERVER=gitnfs SERVER_CMD=${E2E_SERVER_CMD:-} REV=HEAD REPO_IN="" EXPECT_REPO="" PORT=""
 WORKLOADS=find_type_f,go_names,ls_lR,du_s,cat_all,warm_ls_lR
 MANIFEST=0 KEEP=0 OUT="" TIMEOUT=780
 CHECK_ARGS=()
@@ -69,6 +72,7 @@ while (($#)); do
     --server-cmd) SERVER_CMD=$2; shift 2 ;;
     --rev) REV=$2; shift 2 ;;
     --repo) REPO_IN=$(cd "$2" && pwd); shift 2 ;;
+    --expect-repo) EXPECT_REPO=$(cd "$2" && pwd); shift 2 ;;
     --workloads) WORKLOADS=$2; shift 2 ;;
     --port) PORT=$2; shift 2 ;;
     --manifest) MANIFEST=1; shift ;;
@@ -143,7 +147,7 @@ else
     || die "genrepo failed"
 fi
 phase "computing what git holds (ls-tree, cat-file --batch, sha256)"
-"$CENSUS" expect -repo "$REPO" -rev "$REV" -manifest "$OUT/expect.manifest" > "$OUT/expect.json" \
+"$CENSUS" expect -repo "${EXPECT_REPO:-$REPO}" -rev "$REV" -manifest "$OUT/expect.manifest" > "$OUT/expect.json" \
   || die "census expect failed"
 
 # ----------------------------------------------------------------- server

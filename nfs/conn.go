@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +25,7 @@ type conn struct {
 	// writer gives back once it has written them.
 	outCharged chan charged
 	sem        chan struct{}
+	waiting    atomic.Int32 // requests waiting for a fetch (pending.go)
 	wg         sync.WaitGroup
 	quit       chan struct{}
 

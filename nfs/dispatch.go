@@ -44,7 +44,7 @@ func (c *conn) dispatch(rec []byte) (reusable bool) {
 				return false
 			}
 			if proc.Table[cl.proc].Cheap {
-				c.serveInline(p, len(rec), start)
+				c.serveInline(p, rec, start)
 				return true
 			}
 			c.serveConcurrently(*cl, p, rec, start)
@@ -57,7 +57,7 @@ func (c *conn) dispatch(rec []byte) (reusable bool) {
 
 // serveInline answers the Cheap call in c.inline on the reading goroutine,
 // appending its reply to c.batch: no hand-off, no allocation.
-func (c *conn) serveInline(p procFunc, in int, start time.Time) {
+func (c *conn) serveInline(p procFunc, rec []byte, start time.Time) {
 	r := &c.inline
 	at := len(c.batch)
 	r.e.b = appendAcceptedHeader(c.batch, r.call.xid, acceptSuccess)
@@ -65,6 +65,15 @@ func (c *conn) serveInline(p procFunc, in int, start time.Time) {
 	x := c.s.current.Load()
 	r.view = view{Server: c.s, export: x, served: x}
 	status := c.run(p, r)
+	if r.view.pending != nil && c.s.opts.FetchWait > 0 && retryable(r.call.proc, status) {
+		// It needs data being fetched: it waits on its own goroutine,
+		// never on this one (pending.go).
+		c.batch = r.e.b[:at]
+		r.e.b, r.d.b, r.call.args, r.view = nil, nil, nil, view{}
+		c.handOff(p, rec, start)
+		return
+	}
+	in := len(rec)
 	r.e.b = c.fixHeader(r.e.b, at, r.call.xid, status)
 	c.recordIn(r.view.stats, r.call, status, in, len(r.e.b)-at, start)
 	c.batch = finishRecordAt(r.e.b, at)
@@ -220,6 +229,9 @@ func (c *conn) serve(p procFunc, r *request) {
 	x := c.s.current.Load()
 	r.view = view{Server: c.s, export: x, served: x}
 	status := c.run(p, r)
+	if r.view.pending != nil {
+		status = c.rerunWhenReady(p, r, status)
+	}
 	b := c.fixHeader(r.e.b, 0, call.xid, status)
 	c.recordIn(r.view.stats, *call, status, in, len(b), r.start)
 	if charge > 0 {

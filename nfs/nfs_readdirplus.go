@@ -97,6 +97,13 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 			} else {
 				a, ok, err = s.inlineAttr(node)
 			}
+			if _, pending := vfs.AsPending(err); pending {
+				// The directory's sizes are being fetched (one round trip
+				// for all of them): answer when they are here rather than
+				// with entries the client would then look up one by one.
+				e.b = e.b[:resStart]
+				return s.failWithAttr(e, s.status(err, c, l.dir.Path), &l.dir)
+			}
 			if err != nil {
 				// This entry's object is unreadable: list it without
 				// attributes and let the client's own GETATTR report the

@@ -96,6 +96,9 @@ const maxName = 255
 func (s *view) status(err error, c *call, path string) uint32 {
 	var st uint32
 	switch {
+	case s.notePending(err):
+		// Being fetched: the transport waits for it (pending.go).
+		st = nfsErrJukebox
 	case errors.Is(err, vfs.ErrReadOnly):
 		st = nfsErrROFS
 	case errors.Is(err, errBadHandle):
@@ -146,6 +149,7 @@ func putFattr(e *encoder, a *vfs.Attr) {
 func (s *view) putPostOpAttr(e *encoder, n vfs.Node) {
 	a, err := s.fs.Attr(n)
 	if err != nil {
+		s.notePending(err) // optional, but worth waiting for (pending.go)
 		e.bool(false)
 		return
 	}

@@ -70,6 +70,11 @@ type Options struct {
 	// clients send as a ping with AUTH_NONE. Other flavors (RPCSEC_GSS,
 	// AUTH_DH) are always refused AUTH_BADCRED.
 	AllowAuthNone bool
+	// FetchWait is how long a request whose answer needs data still being
+	// fetched (vfs.Pending: a partial clone's promisor remote) waits for it
+	// before it is answered NFS3ERR_JUKEBOX (pending.go). 0 means 5 s;
+	// negative: JUKEBOX at once.
+	FetchWait time.Duration
 	// Revisions, when set, serves every revision of the repository beside
 	// the served FS, each an export of its own (MOUNT "REV:PATH", the
 	// hidden directory .gitnfs/rev in the root of every export). nil serves
@@ -130,6 +135,9 @@ func NewServer(fs vfs.FS, opts Options) *Server {
 	if opts.ReplyWait <= 0 {
 		opts.ReplyWait = DefaultReplyWait
 	}
+	if opts.FetchWait == 0 {
+		opts.FetchWait = DefaultFetchWait
+	}
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -170,6 +178,9 @@ type view struct {
 	// writeCall: a procedure that changes something, which stays on the
 	// export of its first handle (see resolve).
 	writeCall bool
+	// pending is what the request met that is still being fetched
+	// (pending.go), if anything.
+	pending vfs.Pending
 }
 
 func (s *Server) view() *view { return s.viewOf(s.current.Load()) }

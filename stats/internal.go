@@ -38,4 +38,16 @@ type Internal struct {
 	MergedBytes           atomic.Int64 `help:"merge view: bytes of content produced by content merges"`
 	RenamesDetected       atomic.Int64 `help:"merge view: renames found on either side (only when the other side changed a deleted file)"`
 	VirtualBases          atomic.Int64 `help:"merge view: criss-cross merge bases merged into a virtual base"`
+	// Partial clone: round trips to the promisor remote (each git fetch
+	// and each object-info request is one), what they carried, and the
+	// time they took (wall time, summed over concurrent round trips).
+	PromisorFetches        atomic.Int64 `help:"partial clone: git fetch runs for missing objects (remote round trips)"`
+	PromisorObjectsAsked   atomic.Int64 `help:"partial clone: objects asked of git fetch (wanted and prefetched)"`
+	PromisorObjectsFetched atomic.Int64 `help:"partial clone: objects asked that were in the object store after their fetch"`
+	PromisorObjectBytes    atomic.Int64 `help:"partial clone: bytes of the objects fetched (their inflated sizes)"`
+	PromisorFetchNs        atomic.Int64 `help:"partial clone: nanoseconds spent in git fetch"`
+	PromisorSizeRequests   atomic.Int64 `help:"partial clone: object-info requests for sizes (remote round trips)"`
+	PromisorSizesAsked     atomic.Int64 `help:"partial clone: object sizes asked with object-info"`
+	PromisorSizeNs         atomic.Int64 `help:"partial clone: nanoseconds spent in object-info requests"`
+	PromisorFailures       atomic.Int64 `help:"partial clone: round trips to the promisor remote that failed"`
 }

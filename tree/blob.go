@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -22,6 +23,9 @@ func (s *Store) BlobSize(blob plumbing.Hash) (int64, error) {
 	}
 	s.stats.SizeCacheMisses.Add(1)
 	size, err := s.storedSize(blob)
+	if s.lazy != nil && errors.Is(err, errObjectNotFound) {
+		size, err = s.missingSize(blob) // a partial clone's: lazy.go
+	}
 	if err != nil {
 		return 0, fmt.Errorf("size of blob %s: %w", blob, err)
 	}
@@ -169,7 +173,7 @@ func (s *Store) wholeBlob(blob plumbing.Hash, size int64) ([]byte, error) {
 		return data, nil
 	}
 	s.stats.BlobCacheMisses.Add(1)
-	return s.blobFlight.do(blob, func() ([]byte, error) {
+	data, err := s.blobFlight.do(blob, func() ([]byte, error) {
 		if data, ok := s.blobs.get(blob); ok {
 			return data, nil
 		}
@@ -191,6 +195,12 @@ func (s *Store) wholeBlob(blob plumbing.Hash, size int64) ([]byte, error) {
 		s.blobs.put(blob, data, size+64)
 		return data, nil
 	})
+	if ready, ok := IsPending(err); ok && !s.nowait {
+		// The flight was led by a NoWait caller: this one waits.
+		<-ready
+		return s.wholeBlob(blob, size)
+	}
+	return data, err
 }
 
 // streamPool keeps a few forward-only readers of big blobs open between

@@ -52,7 +52,7 @@ func (s *Store) Listing(tree plumbing.Hash) (*Listing, error) {
 	if tree == EmptyTree {
 		return &Listing{}, nil
 	}
-	return s.treeFlight.do(tree, func() (*Listing, error) {
+	l, err := s.treeFlight.do(tree, func() (*Listing, error) {
 		if l, ok := s.trees.get(tree); ok { // decoded while we queued
 			return l, nil
 		}
@@ -65,9 +65,18 @@ func (s *Store) Listing(tree plumbing.Hash) (*Listing, error) {
 			return nil, fmt.Errorf("tree %s: %w", tree, err)
 		}
 		s.stats.TreesDecoded.Add(1)
+		if s.lazy != nil {
+			s.noteListing(tree, l) // a partial clone's missing blobs: lazy.go
+		}
 		s.trees.put(tree, l, listingCost(l))
 		return l, nil
 	})
+	if ready, ok := IsPending(err); ok && !s.nowait {
+		// The flight was led by a NoWait caller: this one waits.
+		<-ready
+		return s.Listing(tree)
+	}
+	return l, err
 }
 
 // parseTree decodes git's tree format: repeated "<octal mode> <name>\0<20-byte id>".

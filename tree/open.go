@@ -97,6 +97,7 @@ func Open(path string, opts Options) (*Store, error) {
 
 	s := newStore(abs, canonical(objDir), backends, primary, opts)
 	s.gitDir, s.config, s.configErr = common, cfg, cfgErr
+	s.openLazy(opts)
 	return s, nil
 }
 

@@ -100,7 +100,7 @@ func (s *Store) BlobSizes(l *Listing) (sizes []int64, read bool) {
 
 // storedSize sizes h from the object stores (not the virtual objects).
 func (s *Store) storedSize(h plumbing.Hash) (int64, error) {
-	for attempt := 0; attempt < 2; attempt++ {
+	for attempt := 0; attempt <= maxRescans; attempt++ {
 		size, found, err := s.mappedSize(h)
 		if found || err != nil {
 			return size, err
@@ -109,7 +109,7 @@ func (s *Store) storedSize(h plumbing.Hash) (int64, error) {
 		if found || err != nil {
 			return size, err
 		}
-		if attempt == 0 && !s.refreshPacked() {
+		if attempt == maxRescans || !s.refreshPacked() {
 			break
 		}
 	}

@@ -74,6 +74,10 @@ type Options struct {
 	// reads of big objects than cores gain nothing but a longer run queue,
 	// which every other call then waits in (heavy.go).
 	HeavyReads int
+	// Promisor says how a partial clone's missing objects are fetched
+	// (lazy.go); it changes nothing for a repository without a promisor
+	// remote.
+	Promisor PromisorOptions
 
 	// Unexported knobs for tests (0 means the default).
 	wholeBlobMax   int64 // blobs up to this size are inflated whole and cached
@@ -84,14 +88,19 @@ type Options struct {
 
 // Store is a read-only, concurrency-safe view of one repository's objects.
 //
-// Everything but the work counters is shared: WithStats gives a view of the
-// same store (the same storage, caches and budget) that counts its work
-// elsewhere, so that one server's exports (every revision it serves, issue
-// 16) share one set of caches bounded by one --cache-size while the census
-// still says which export caused which work.
+// Everything but the work counters and the waiting rule is shared:
+// WithStats gives a view of the same store (the same storage, caches and
+// budget) that counts its work elsewhere, so that one server's exports
+// (every revision it serves, issue 16) share one set of caches bounded by
+// one --cache-size while the census still says which export caused which
+// work; NoWait gives one whose calls never wait for a partial clone's
+// promisor remote (lazy.go).
 type Store struct {
 	*shared
 	stats *stats.Internal
+	// nowait: a call that needs an object being fetched from the promisor
+	// remote returns a *PendingError at once instead of waiting (NoWait).
+	nowait bool
 }
 
 // shared is the store proper: one per Open.
@@ -136,6 +145,10 @@ type shared struct {
 	peels   map[plumbing.Hash]plumbing.Hash
 
 	heavy heavyGate
+
+	// lazy fetches what a partial clone does not hold (lazy.go); nil for
+	// a repository without a promisor remote.
+	lazy *lazyObjects
 }
 
 func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer, opts Options) *Store {
@@ -171,7 +184,7 @@ func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer,
 // caches and budget (a listing one view decoded is a cache hit for the
 // other). Closing any view closes the store.
 func (s *Store) WithStats(st *stats.Internal) *Store {
-	return &Store{shared: s.shared, stats: st}
+	return &Store{shared: s.shared, stats: st, nowait: s.nowait}
 }
 
 // budget splits CacheBytes (the test knob overriding the trees' share).
@@ -233,6 +246,9 @@ func (s *Store) Close() error {
 		}
 	}
 	s.mu.Unlock()
+	if s.lazy != nil {
+		s.lazy.fetcher.Close()
+	}
 	s.streams.close()
 	if err := s.closePacked(); err != nil && first == nil {
 		first = err

@@ -17,7 +17,10 @@
 // node is known by its path, by its first path, or by its fileid alone).
 package vfs
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // Type is what a node is, numbered as NFSv3's ftype3 so that a frontend
 // writes it as is.
@@ -197,6 +200,36 @@ type AttrLister interface {
 // (from missing attributes, say, which an I/O error also causes).
 type Conflicter interface {
 	Conflicted(n Node) bool
+}
+
+// Pending is implemented by an error that means "not yet": the answer
+// needs data the filesystem is still fetching (a partial clone's objects,
+// from its promisor remote), and Ready is closed when asking again is
+// worth it. A filesystem passes it through (wrapped) untouched, never
+// waits itself; a frontend decides how long a request may wait, and off
+// which goroutine, or tells the client to retry later (NFSv3:
+// NFS3ERR_JUKEBOX, which the error exists for).
+type Pending interface {
+	error
+	Ready() <-chan struct{}
+}
+
+// AsPending finds a Pending in err's chain. A nil err costs nothing: the
+// variable errors.As fills escapes to the heap, and READDIRPLUS asks once
+// an entry (an allocation an entry, 1,000 for a 1,000-entry reply).
+func AsPending(err error) (Pending, bool) {
+	if err == nil {
+		return nil, false
+	}
+	return asPending(err)
+}
+
+func asPending(err error) (Pending, bool) {
+	var p Pending
+	if errors.As(err, &p) {
+		return p, true
+	}
+	return nil, false
 }
 
 // StatFSer is implemented by an FS that can say how much room is left.

@@ -44,6 +44,9 @@ const (
 	// maxOwnerID: uid_t and gid_t are 32-bit, and (uid_t)-1 means "no
 	// change" to chown(2), never an owner.
 	maxOwnerID = math.MaxUint32 - 1
+	// maxFetchWait: a request held longer than the Linux client's RPC
+	// timeout (60 s over TCP) would be sent again while it waits.
+	maxFetchWait = 30 * time.Second
 )
 
 // serveConfig is what the serve flags mean once checked: every flag is
@@ -58,6 +61,7 @@ type serveConfig struct {
 	maxConns      int           // nfs.Options meaning: -1 no limit
 	idleTimeout   time.Duration // nfs.Options meaning: -1 never
 	maxReplyBytes int64         // nfs.Options meaning: -1 no limit
+	fetchWait     time.Duration // nfs.Options meaning: -1 JUKEBOX at once
 	// revisions: every revision served beside --rev (MOUNT REV:PATH,
 	// .gitnfs/rev), limited by allow (nil: all).
 	revisions bool
@@ -112,6 +116,10 @@ func checkServeFlags(fs *pflag.FlagSet, f serveFlags, logOut io.Writer) (serveCo
 		return c, err
 	}
 	c.maxReplyBytes = int64(orNoLimit(int(replyBytes)))
+	if f.fetchWait < 0 || f.fetchWait > maxFetchWait {
+		return c, fmt.Errorf("--fetch-wait %v: want 0 (answer NFS3ERR_JUKEBOX at once) to %v (the Linux client resends a call after 60 s)", f.fetchWait, maxFetchWait)
+	}
+	c.fetchWait = time.Duration(orNoLimit(int(f.fetchWait)))
 
 	// Flags that only mean something with another one: refused alone, all
 	// the same way, so a typo'd command line never silently does less.

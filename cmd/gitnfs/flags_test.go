@@ -39,6 +39,8 @@ func TestServeRefusesEveryBadFlagBeforeServing(t *testing.T) {
 		{[]string{"--idle-timeout", "-1s"}, "--idle-timeout -1s"},
 		{[]string{"--metrics-addr", "9108"}, `--metrics-addr "9108": want HOST:PORT`},
 		{[]string{"--log-level", "loud"}, `--log-level "loud"`},
+		{[]string{"--fetch-wait", "-1s"}, "--fetch-wait -1s: want 0"},
+		{[]string{"--fetch-wait", "1m"}, "--fetch-wait 1m0s: want 0 (answer NFS3ERR_JUKEBOX at once) to 30s"},
 		{[]string{"--revisions", "v*"}, `--revisions: pattern "v*" does not name refs by their full name`},
 		{[]string{"--revisions", "refs/tags/*,"}, "an empty pattern"},
 	} {
@@ -56,7 +58,7 @@ func TestServeRefusesEveryBadFlagBeforeServing(t *testing.T) {
 func TestServeHelpSaysWhatZeroMeans(t *testing.T) {
 	missing := "/no/such/repository"
 	flags := newServe().Flags()
-	for _, name := range []string{"cache-size", "max-reply-bytes", "max-conns", "max-inflight", "idle-timeout", "poll"} {
+	for _, name := range []string{"cache-size", "max-reply-bytes", "max-conns", "max-inflight", "idle-timeout", "poll", "fetch-wait"} {
 		usage := flags.Lookup(name).Usage
 		args := []string{"serve", "--repo", missing, "--" + name, "0"}
 		if name == "poll" {

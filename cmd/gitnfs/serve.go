@@ -54,6 +54,9 @@ type serveFlags struct {
 	maxReplyBytes     string
 	symlinkAttrs      bool
 	async             bool
+	offline           bool
+	fetchWait         time.Duration
+	listWithoutSizes  bool
 	revisions         string
 }
 
@@ -119,6 +122,9 @@ commit's committer time.`,
 	fl.StringVar(&f.maxReplyBytes, "max-reply-bytes", "128MiB", "bytes of READ/READDIR replies in flight at most; beyond it requests wait, then get NFS3ERR_JUKEBOX (0: no limit)")
 	fl.BoolVar(&f.symlinkAttrs, "symlink-attrs", false, "READDIRPLUS lists symlinks with their attributes too (their size is their blob's, as cheap as a file's): a cold walk of a symlink-heavy tree sends no LOOKUP per symlink. Off by default: a symlink's attributes are the client's to ask for. A conflicted path of --merge is never listed with attributes")
 	fl.BoolVar(&f.async, "async", false, "with --overlay: reply before writes reach the disk (knfsd's async; no fsync on WRITE, COMMIT or any change). A crash of the machine may lose what was acknowledged (a kill of the server alone does not); for throwaway sandboxes only")
+	fl.BoolVar(&f.offline, "offline", false, "a partial clone: serve only the objects it holds; a missing one is an I/O error, never fetched from the promisor remote")
+	fl.DurationVar(&f.fetchWait, "fetch-wait", nfs.DefaultFetchWait, "a partial clone: how long a request waits for the objects it needs to be fetched before it is answered NFS3ERR_JUKEBOX (the Linux client then retries in 5 s), at most 30s (0: answer JUKEBOX at once)")
+	fl.BoolVar(&f.listWithoutSizes, "list-without-sizes", false, "a partial clone whose remote does not serve object-info: list a directory's missing files without attributes (their first stat fetches the directory) instead of fetching the directory's missing files when it is first listed")
 	fl.StringVar(&f.revisions, "revisions", "all", "which other revisions may be mounted (MOUNT of /REV: or /REV:PATH) and browsed (.gitnfs/rev in every mount): all, none, or comma-separated patterns over full ref names as git for-each-ref takes them (refs/tags/*,refs/heads/main): a revision is served when a matching ref names its commit")
 	fl.StringVar(&f.statsJSON, "stats-json", "", "on exit, write the op census as JSON to this file")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and the census (/census, /census.json, POST /reset) on this address")
@@ -136,7 +142,8 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	heavy := spareProcessor(os.Getenv)
 	census := stats.New()
-	store, err := tree.Open(f.repo, tree.Options{CacheBytes: cfg.cacheBytes, Stats: &census.Internal, HeavyReads: heavy})
+	store, err := tree.Open(f.repo, tree.Options{CacheBytes: cfg.cacheBytes, Stats: &census.Internal, HeavyReads: heavy,
+		Promisor: tree.PromisorOptions{Offline: f.offline, ListWithoutSizes: f.listWithoutSizes, Log: log}})
 	if err != nil {
 		return err
 	}
@@ -146,7 +153,10 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	inline := gitfs.InlineRule{Symlinks: f.symlinkAttrs}
-	fsys := gitfs.New(store, snap, gitfs.Options{UID: cfg.uid, GID: cfg.gid, Inline: inline})
+	// A served tree never waits for a partial clone's promisor remote
+	// itself: the NFS server waits, off the connection's reading goroutine
+	// (store.NoWait, nfs/pending.go).
+	fsys := gitfs.New(store.NoWait(), snap, gitfs.Options{UID: cfg.uid, GID: cfg.gid, Inline: inline})
 	var served vfs.FS = fsys
 	mergeNote := ""
 	var mergeOurs, mergeTheirs *tree.Snapshot
@@ -206,7 +216,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	var revs vfs.Revisions
 	var revSet *revisions.Set
 	if cfg.revisions {
-		revSet = revisions.New(store, revisions.Options{
+		revSet = revisions.New(store.NoWait(), revisions.Options{ // served: see fsys above
 			FS:    gitfs.Options{UID: cfg.uid, GID: cfg.gid, Inline: inline},
 			Allow: cfg.allow,
 			Stats: func(fsid uint64) *stats.Internal { return &census.Of(stats.RevisionExport(fsid)).Internal },
@@ -224,6 +234,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		MaxConns:      cfg.maxConns,
 		IdleTimeout:   cfg.idleTimeout,
 		MaxReplyBytes: cfg.maxReplyBytes,
+		FetchWait:     cfg.fetchWait,
 		MaxInFlight:   f.maxInFlight,
 		Census:        census,
 		Log:           log,
@@ -259,6 +270,8 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		fmt.Fprintln(cmd.ErrOrStderr(), nfs.AuthSysWarning)
 	}
 	fmt.Fprint(cmd.OutOrStdout(), mergeNote)
+	fmt.Fprint(cmd.OutOrStdout(), partialNote(store.Promisor()))
+	go probeObjectInfo(store.Promisor(), log)
 
 	if f.metricsAddr != "" {
 		ml, err := net.Listen("tcp", f.metricsAddr)

@@ -162,6 +162,9 @@ func (l *listing) InlineAttr(i int) (vfs.Attr, bool, error) {
 	if e.Kind == tree.Symlink && !l.f.symlinkAttrs {
 		return vfs.Attr{}, false, nil
 	}
+	if !e.Kind.IsDir() && !l.f.store.InlineSize(e.Hash) {
+		return vfs.Attr{}, false, nil // as Trees.InlineAttr: a missing blob listed without sizes
+	}
 	size := int64(-1)
 	if e.Kind.IsBlob() {
 		sizes := l.sizes.Load()
@@ -218,6 +221,11 @@ func (k knownSize) BlobSize(plumbing.Hash) (int64, error) { return k.size, nil }
 // is a constant, and so is a symlink (its size is its blob's).
 func (f *Trees) InlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
 	if n.Type == vfs.Lnk && !f.symlinkAttrs {
+		return vfs.Attr{}, false, nil
+	}
+	if n.Type != vfs.Dir && !f.store.InlineSize(NodeKey(n)) {
+		// A partial clone's missing blob, listed without sizes by choice
+		// (tree.PromisorOptions.ListWithoutSizes).
 		return vfs.Attr{}, false, nil
 	}
 	a, err := f.Attr(n)

@@ -70,7 +70,10 @@ func newFS(store *tree.Store, m *mergeort.Result, opts Options, dates *gitfs.Dat
 		t = m.Theirs().Time
 	}
 	f.attrs = fattr.Context{UID: opts.UID, GID: opts.GID, Fsid: Fsid(store.ID(), m.Ours().Rev, m.Theirs().Rev), Time: t}
-	f.plain = gitfs.NewTrees(store, f.attrs, &f.longPaths, dates, opts.Inline)
+	// Plain subtrees never wait for a partial clone's promisor remote
+	// (tree.Store.NoWait); the merge engine, which needs whole blobs to
+	// merge, does.
+	f.plain = gitfs.NewTrees(store.NoWait(), f.attrs, &f.longPaths, dates, opts.Inline)
 	root := m.Root()
 	f.root = f.entryNode(vfs.RootID, "", &root)
 	return f

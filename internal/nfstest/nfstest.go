@@ -3,6 +3,7 @@
 package nfstest
 
 import (
+	"bytes"
 	"net"
 	"sync"
 	"testing"
@@ -68,4 +69,24 @@ func MountAs(t testing.TB, addr string, uid, gid uint32) (*nfsclient.Client, []b
 		t.Fatalf("mount: %v", err)
 	}
 	return c, root
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writers: a server's log
+// in a test.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String is what was written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
