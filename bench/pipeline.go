@@ -44,6 +44,9 @@ type pipeResult struct {
 	CallsPerSecond   float64 `json:"calls_per_s"`
 	ServerCPUSeconds float64 `json:"server_cpu_s"`
 	ServerCPUPerCall float64 `json:"server_cpu_ns_per_call"`
+	// A probe's (-every) round trips.
+	LatencyP99Micros float64 `json:"latency_p99_us"`
+	LatencyMaxMicros float64 `json:"latency_max_us"`
 }
 
 // pipeCase is one line of the table: a procedure at a depth, gitnfs against

@@ -3,7 +3,6 @@ package nfs
 import (
 	"testing"
 
-	"github.com/gitnfs/gitnfs/nfs/proc"
 	"github.com/gitnfs/gitnfs/stats"
 	"github.com/gitnfs/gitnfs/vfs"
 )
@@ -19,18 +18,8 @@ func (c conflictFS) Conflicted(n vfs.Node) bool { return n.Path == "empty" }
 func readdirplusRoot(t *testing.T, fs vfs.FS) stats.Derived {
 	t.Helper()
 	census := stats.New()
-	srv := NewServer(fs, Options{Census: census})
-	args := encoder{}
-	args.string(string(handleWithFsid(fs.Fsid(), fs.Root())))
-	args.uint64(0)                              // cookie
-	args.b = append(args.b, make([]byte, 8)...) // verifier
-	args.uint32(1 << 16)                        // dircount
-	args.uint32(1 << 16)                        // maxcount
-	d := decoder{b: args.b}
 	var e encoder
-	if st := procs[proc.Readdirplus](srv.view(), &call{proc: proc.Readdirplus}, &d, &e); st != nfsOK {
-		t.Fatalf("READDIRPLUS: status %d", st)
-	}
+	readdirplusInto(t, NewServer(fs, Options{Census: census}), fs, &e, 1<<16)
 	return census.Snapshot().Derived
 }
 

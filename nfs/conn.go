@@ -35,6 +35,9 @@ type conn struct {
 	// write failed, after which nothing more is written.
 	wmu    sync.Mutex
 	broken bool
+	// writeBy (under wmu) and readBy (the reading goroutine's) are the
+	// deadlines set on nc; see deadlineDue.
+	readBy, writeBy time.Time
 
 	// Owned by the reading goroutine: the record being read (reused while
 	// the calls are answered inline), the replies of Cheap calls not written
@@ -157,9 +160,7 @@ func (c *conn) writeQueued(w *bufio.Writer, b []byte, n int64) {
 // bytes of the reply budget.
 func (c *conn) write(w *bufio.Writer, b []byte, n int64) {
 	if !c.broken {
-		if idle := c.s.opts.IdleTimeout; idle > 0 {
-			c.nc.SetWriteDeadline(time.Now().Add(idle))
-		}
+		c.armWrite()
 		if _, err := w.Write(b); err != nil {
 			c.fail()
 		}
@@ -182,9 +183,7 @@ func (c *conn) flush() {
 	}
 	c.wmu.Lock()
 	if !c.broken {
-		if idle := c.s.opts.IdleTimeout; idle > 0 {
-			c.nc.SetWriteDeadline(time.Now().Add(idle))
-		}
+		c.armWrite()
 		if _, err := c.nc.Write(c.batch); err != nil {
 			c.fail()
 		}
@@ -252,14 +251,15 @@ func recordBuffered(r *bufio.Reader) bool {
 
 // awaitRecord waits for the first byte of the next record, for as long as
 // requests of this connection are running or for IdleTimeout, and then
-// gives the whole record IdleTimeout to arrive.
+// gives the whole record IdleTimeout to arrive (both less up to an eighth:
+// see deadlineSlack).
 func (c *conn) awaitRecord(r *bufio.Reader) error {
 	idle := c.s.opts.IdleTimeout
 	if idle <= 0 {
 		return nil
 	}
 	for r.Buffered() == 0 {
-		c.nc.SetReadDeadline(time.Now().Add(idle))
+		c.armRead(idle)
 		_, err := r.Peek(1)
 		if err == nil {
 			break
@@ -272,6 +272,38 @@ func (c *conn) awaitRecord(r *bufio.Reader) error {
 			return errIdle
 		}
 	}
-	c.nc.SetReadDeadline(time.Now().Add(idle))
+	c.armRead(idle)
 	return nil
+}
+
+// deadlineSlack is how much of IdleTimeout a deadline may have run down
+// before it is moved: setting one is a timer update in the runtime (a lock,
+// a heap operation), and a lone call set three (bench row 6, one call at a
+// time). So a deadline moves at most once per slack, and a connection
+// idles out between IdleTimeout*7/8 and IdleTimeout after its last record
+// or reply.
+const deadlineSlack = 8
+
+// deadlineDue reports whether a deadline set for by must move to
+// now+idle, and sets by if so.
+func deadlineDue(by *time.Time, now time.Time, idle time.Duration) bool {
+	if by.Sub(now) > idle-idle/deadlineSlack {
+		return false
+	}
+	*by = now.Add(idle)
+	return true
+}
+
+// armRead makes sure the read deadline is no nearer than IdleTimeout*7/8.
+func (c *conn) armRead(idle time.Duration) {
+	if deadlineDue(&c.readBy, time.Now(), idle) {
+		c.nc.SetReadDeadline(c.readBy)
+	}
+}
+
+// armWrite (under wmu) does the same for the write deadline.
+func (c *conn) armWrite() {
+	if idle := c.s.opts.IdleTimeout; idle > 0 && deadlineDue(&c.writeBy, time.Now(), idle) {
+		c.nc.SetWriteDeadline(c.writeBy)
+	}
 }

@@ -52,7 +52,9 @@ func onRead(s *view, c *call, d *decoder, e *encoder) uint32 {
 	e.uint32(0) // eof
 	e.uint32(0) // data length
 	start := len(e.b)
-	e.b = append(e.b, make([]byte, count)...)
+	// A pooled buffer: the bytes past got are never sent (cut below).
+	e.b = growReply(e.b, int(count)+4)
+	e.b = e.b[:start+int(count)]
 	got := 0
 	if count > 0 {
 		got, err = s.fs.ReadAt(n, e.b[start:start+int(count)], int64(off))

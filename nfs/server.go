@@ -41,9 +41,10 @@ type Options struct {
 	// record may take to arrive once it has started, and how long one reply
 	// may wait for the client to take it, so that a client that stops
 	// half-way through a record or never reads its replies costs nothing
-	// after it. 0 means 6 minutes (knfsd drops idle connections after 6; the
-	// Linux client closes its own after 5 and reconnects on demand);
-	// negative disables it.
+	// after it. Each of these waits may end up to an eighth early: the
+	// deadlines behind them move lazily (deadlineSlack). 0 means 6 minutes
+	// (knfsd drops idle connections after 6; the Linux client closes its
+	// own after 5 and reconnects on demand); negative disables it.
 	IdleTimeout time.Duration
 	// MaxConns bounds open client connections: beyond it a new connection is
 	// closed at once, with a log line. 0 means 128; negative: no bound.

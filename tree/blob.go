@@ -17,9 +17,9 @@ func (s *Store) BlobSize(blob plumbing.Hash) (int64, error) {
 	if b, ok := s.virtual.blob(blob); ok {
 		return int64(len(b)), nil
 	}
-	if v, ok := s.sizes.Load(blob); ok {
+	if n, ok := s.sizes.get(blob); ok {
 		s.stats.SizeCacheHits.Add(1)
-		return v.(int64), nil
+		return n, nil
 	}
 	s.stats.SizeCacheMisses.Add(1)
 	size, err := s.storedSize(blob)
@@ -30,7 +30,7 @@ func (s *Store) BlobSize(blob plumbing.Hash) (int64, error) {
 		return 0, fmt.Errorf("size of blob %s: %w", blob, err)
 	}
 	s.stats.BlobSizesRead.Add(1)
-	s.sizes.Store(blob, size)
+	s.sizes.put(blob, size)
 	return size, nil
 }
 
@@ -113,6 +113,7 @@ func (s *Store) ReadBlob(blob plumbing.Hash) ([]byte, error) {
 	}
 	// Too big for the cache: one pass over go-git's stream, outside the
 	// storage lock, instead of the stream pool meant for piecewise reads.
+	defer s.heavy.enter(size)()
 	rc, objSize, err := s.openObject(blob, plumbing.BlobObject)
 	if err != nil {
 		return nil, err
@@ -143,6 +144,7 @@ func (s *Store) wholeBlobInto(blob plumbing.Hash, size int64, p []byte) (n int, 
 		return copy(p, data), nil
 	}
 	s.stats.BlobCacheMisses.Add(1)
+	defer s.heavy.enter(size)()
 	rc, objSize, err := s.openObject(blob, plumbing.BlobObject)
 	if err != nil {
 		return 0, err
@@ -175,6 +177,7 @@ func (s *Store) wholeBlob(blob plumbing.Hash, size int64) ([]byte, error) {
 		if data, ok := s.blobs.get(blob); ok {
 			return data, nil
 		}
+		defer s.heavy.enter(size)()
 		rc, n, err := s.openObject(blob, plumbing.BlobObject)
 		if err != nil {
 			return nil, err
@@ -265,7 +268,9 @@ func (p *streamPool) readAt(s *Store, h plumbing.Hash, size int64, buf []byte, o
 				continue
 			}
 		}
+		leave := s.heavy.enter(size)
 		n, err := b.readAt(s, buf, off)
+		leave()
 		if err != nil {
 			b.dead.Store(true)
 			b.rc.Close()
@@ -303,7 +308,9 @@ func (p *streamPool) acquire(h plumbing.Hash, off int64) *blobStream {
 
 // open starts a new stream at offset 0 and returns it locked and reserved.
 func (p *streamPool) open(s *Store, h plumbing.Hash, size int64) (*blobStream, error) {
+	leave := s.heavy.enter(size) // a delta is resolved whole as it opens
 	rc, n, err := s.openObject(h, plumbing.BlobObject)
+	leave()
 	if err != nil {
 		return nil, err
 	}

@@ -43,9 +43,10 @@ func SplitBudget(total int64) Budget {
 func (b Budget) Total() int64 { return b.Blobs + b.Trees + b.DeltaBases + b.Streams + b.GoGit }
 
 // listingCost is a decoded tree's memory: its entries, their names (one
-// shared buffer) and the slice and struct headers around them.
+// shared buffer), the blob sizes it may come to hold (Store.BlobSizes) and
+// the slice and struct headers around them.
 func listingCost(l *Listing) int64 {
-	cost := int64(unsafe.Sizeof(Listing{})) + int64(cap(l.Entries))*int64(unsafe.Sizeof(Entry{}))
+	cost := int64(unsafe.Sizeof(Listing{})) + int64(cap(l.Entries))*int64(unsafe.Sizeof(Entry{})+8)
 	for _, e := range l.Entries {
 		cost += int64(len(e.Name))
 	}

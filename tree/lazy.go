@@ -184,7 +184,7 @@ func (s *Store) openLazy(opts Options) {
 		Getenv:     getenv,
 		Has:        s.localSize,
 		Fetched:    func() { s.refreshPacked() },
-		Sized:      func(id plumbing.Hash, size int64) { s.sizes.Store(id, size) },
+		Sized:      func(id plumbing.Hash, size int64) { s.sizes.put(id, size) },
 		Unsized:    func(id plumbing.Hash) { l.unsized.Store(id, struct{}{}) },
 	})
 	s.lazy = l
@@ -281,7 +281,7 @@ func (s *Store) sizeBatch(blob plumbing.Hash) []plumbing.Hash {
 		if !own && len(out) >= s.lazy.sizeBatch {
 			return false
 		}
-		_, sized := s.sizes.Load(h)
+		_, sized := s.sizes.get(h)
 		_, unsized := s.lazy.unsized.Load(h)
 		if h != blob && !sized && !unsized && !s.hasLocal(h) {
 			out = append(out, h)
@@ -388,11 +388,10 @@ func (s *Store) fetchBatch(h plumbing.Hash) []plumbing.Hash {
 		if len(out) >= prefetchObjects {
 			return false
 		}
-		v, ok := s.sizes.Load(x)
+		size, ok := s.sizes.get(x)
 		if !ok || x == h {
 			return true
 		}
-		size := v.(int64)
 		if size > prefetchBlobMax {
 			return true
 		}
@@ -472,8 +471,8 @@ func (s *Store) await(t *promisor.Ticket, h plumbing.Hash) error {
 func (s *Store) missingSize(blob plumbing.Hash) (int64, error) {
 	if _, unsized := s.lazy.unsized.Load(blob); !unsized {
 		err := s.await(s.lazy.fetcher.Sizes(blob, s.sizeBatch(blob)), blob)
-		if v, ok := s.sizes.Load(blob); ok {
-			return v.(int64), nil
+		if size, ok := s.sizes.get(blob); ok {
+			return size, nil
 		}
 		switch {
 		case errors.Is(err, promisor.ErrNoObjectInfo):
@@ -523,7 +522,7 @@ func (s *Store) InlineSize(blob plumbing.Hash) bool {
 	if s.lazy == nil || !s.lazy.listWithoutSizes {
 		return true
 	}
-	if _, ok := s.sizes.Load(blob); ok {
+	if _, ok := s.sizes.get(blob); ok {
 		return true
 	}
 	if _, none := s.lazy.fetcher.NoObjectInfo(); !none {

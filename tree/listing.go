@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -18,6 +19,9 @@ import (
 type Listing struct {
 	Entries []Entry
 	Subdirs int // entries with Kind.IsDir()
+
+	// sizes are the entries' blob sizes once Store.BlobSizes read them.
+	sizes atomic.Pointer[[]int64]
 }
 
 // Lookup finds name by binary search.

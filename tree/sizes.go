@@ -34,6 +34,70 @@ func (b *backend) openPacked() error {
 	return nil
 }
 
+// BlobSizes returns the size of every blob entry of l (files and
+// symlinks), by index, and -1 for the other entries and for a blob it
+// could not size this way (BlobSize, asked for that one blob, sizes it
+// from a loose object or says what is wrong). A listing's blobs are sized
+// together, once, in the order their packs hold them, and the sizes are
+// kept in the listing: READDIRPLUS attributes a whole directory from it.
+// A cold walk of 20 directories of 1,000 files sized one blob at a time
+// (an index search, a header, a cache lookup each, in hash order over a
+// freshly mapped pack) spent about half of the server's CPU there.
+//
+// read reports whether this call read them (the census counts the blobs
+// it read as size-cache misses; a caller counts its uses of sizes read
+// before as hits).
+func (s *Store) BlobSizes(l *Listing) (sizes []int64, read bool) {
+	if p := l.sizes.Load(); p != nil {
+		return *p, false
+	}
+	blobs := 0
+	for _, e := range l.Entries {
+		if e.Kind.IsBlob() {
+			blobs++
+		}
+	}
+	sizes = make([]int64, len(l.Entries))
+	ids, at := make([]plumbing.Hash, 0, blobs), make([]int, 0, blobs)
+	for i, e := range l.Entries {
+		sizes[i] = -1
+		if !e.Kind.IsBlob() {
+			continue
+		}
+		if b, ok := s.virtual.blob(e.Hash); ok {
+			sizes[i] = int64(len(b))
+			continue
+		}
+		ids, at = append(ids, e.Hash), append(at, i)
+	}
+	out := make([]int64, len(ids))
+	for _, b := range s.backends {
+		if b.packed == nil || len(ids) == 0 {
+			continue
+		}
+		if b.packed.Sizes(ids, out) != nil {
+			break // closed: BlobSize says so, one blob at a time
+		}
+		// What this backend did not hold goes on to the next one.
+		k := 0
+		for j, n := range out[:len(ids)] {
+			if n >= 0 {
+				sizes[at[j]] = n
+				continue
+			}
+			ids[k], at[k] = ids[j], at[j]
+			k++
+		}
+		s.stats.BlobSizesRead.Add(int64(len(ids) - k))
+		ids, at = ids[:k], at[:k]
+	}
+	s.stats.SizeCacheMisses.Add(int64(len(out)))
+	if !l.sizes.CompareAndSwap(nil, &sizes) {
+		return *l.sizes.Load(), true // another call sized it meanwhile
+	}
+	return sizes, true
+}
+
 // storedSize sizes h from the object stores (not the virtual objects).
 func (s *Store) storedSize(h plumbing.Hash) (int64, error) {
 	for attempt := 0; attempt <= maxRescans; attempt++ {

@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,17 +33,24 @@ func catFileSizes(t *testing.T, r *g) map[plumbing.Hash]int64 {
 // TestSizesEqualGitCatFile: every object of a repository whose objects
 // are loose, packed whole, packed as deltas and borrowed from an
 // alternate's pack is sized as git sizes it.
-func TestSizesEqualGitCatFile(t *testing.T) {
+// withAlternate makes a repository whose alternate holds (packed) one
+// commit of a file at path: fetched, it is borrowed, not copied.
+func withAlternate(t *testing.T, path string) (r, alt *g) {
 	base := t.TempDir()
-	alt := newRepo(t, filepath.Join(base, "alt"))
-	alt.write("shared.txt", textLines(1, 400))
+	alt = newRepo(t, filepath.Join(base, "alt"))
+	alt.write(path, textLines(1, 400))
 	alt.run("add", "-A")
 	alt.commit("alt")
 	alt.run("repack", "-adq")
 
-	r := newRepo(t, filepath.Join(base, "r"))
+	r = newRepo(t, filepath.Join(base, "r"))
 	writeFile(t, filepath.Join(r.dir, ".git/objects/info/alternates"), filepath.Join(alt.dir, ".git/objects")+"\n")
 	r.run("fetch", "-q", alt.dir, "HEAD") // the alternate has it all: nothing is copied
+	return r, alt
+}
+
+func TestSizesEqualGitCatFile(t *testing.T) {
+	r, alt := withAlternate(t, "shared.txt")
 	for i := 0; i < 4; i++ {
 		r.write("big.txt", textLines(7, 300+40*i)) // later versions delta against earlier
 		r.write("f"+strconv.Itoa(i), textLines(int64(i), 5))
@@ -102,5 +110,83 @@ func TestSizeOfObjectInPackAddedAfterOpen(t *testing.T) {
 	}
 	if n, err := s.BlobSize(blob); err != nil || n != int64(len(content)) {
 		t.Errorf("size of a blob in a new pack: %d, %v; want %d", n, err, len(content))
+	}
+}
+
+// TestBlobSizesOfAListingEqualGit: a directory's blobs sized together, in
+// pack order (Store.BlobSizes), are git's sizes: packed whole and as
+// deltas, from the repository's pack and from an alternate's; a symlink's
+// is its target's length. What BlobSizes cannot size from a pack (a loose
+// blob) and what is no blob (a directory, a submodule) is -1. A second
+// call reads nothing.
+func TestBlobSizesOfAListingEqualGit(t *testing.T) {
+	r, alt := withAlternate(t, "d/shared.txt")
+	r.run("reset", "-q", "--hard", "FETCH_HEAD")
+	for i := 0; i < 4; i++ {
+		// Each version smaller than the last: git deltas it against the
+		// bigger one before, so HEAD's is a delta.
+		r.write("d/big.txt", textLines(7, 460-40*i))
+		r.write("d/f"+strconv.Itoa(i), textLines(int64(i), 5))
+		r.run("add", "-A")
+		r.commit("c" + strconv.Itoa(i))
+	}
+	if err := os.Symlink("big.txt", filepath.Join(r.dir, "d/link")); err != nil {
+		t.Fatal(err)
+	}
+	r.run("add", "d/link")
+	r.run("update-index", "--add", "--cacheinfo", "160000,"+r.rev("HEAD").String()+",d/sub")
+	r.commit("sub and link")
+	r.run("repack", "-adlq", "--depth=10", "--window=10") // -l: what the alternate has stays there
+	r.write("d/loose.txt", "loose after the repack\n")
+	r.run("add", "d/loose.txt")
+	r.commit("loose")
+
+	want := catFileSizes(t, r)
+	s := openStore(t, r.dir, Options{})
+	snap, err := s.Resolve("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Walk(snap.Root, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.Listing(d.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes, read := s.BlobSizes(l)
+	if !read || len(sizes) != len(l.Entries) {
+		t.Fatalf("BlobSizes: %d sizes (read %v) for %d entries", len(sizes), read, len(l.Entries))
+	}
+	kinds := map[Kind]int{}
+	deltas, borrowed := 0, 0
+	for i, e := range l.Entries {
+		kinds[e.Kind]++
+		switch {
+		case !e.Kind.IsBlob():
+			if sizes[i] != -1 {
+				t.Errorf("%s (%s): size %d, want -1", e.Name, e.Kind, sizes[i])
+			}
+		case isLoose(r.dir, e.Hash):
+			if sizes[i] != -1 {
+				t.Errorf("%s: loose, sized %d from a pack", e.Name, sizes[i])
+			}
+		case sizes[i] != want[e.Hash]:
+			t.Errorf("%s: size %d, git says %d", e.Name, sizes[i], want[e.Hash])
+		}
+		if deltaObjects(t, r.dir)[e.Hash] {
+			deltas++
+		}
+		if packedObjects(t, alt.dir)[e.Hash] && !packedObjects(t, r.dir)[e.Hash] {
+			borrowed++
+		}
+	}
+	if kinds[File] < 5 || kinds[Symlink] != 1 || kinds[Gitlink] != 1 || deltas == 0 || borrowed == 0 {
+		t.Fatalf("fixture: kinds %v, %d deltas, %d from the alternate", kinds, deltas, borrowed)
+	}
+	misses := s.Stats().SizeCacheMisses.Load()
+	if again, read := s.BlobSizes(l); read || &again[0] != &sizes[0] || s.Stats().SizeCacheMisses.Load() != misses {
+		t.Errorf("a second BlobSizes read the sizes again (read %v)", read)
 	}
 }

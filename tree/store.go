@@ -69,6 +69,11 @@ type Options struct {
 	CacheBytes int64
 	// Stats receives internal work counters. nil means a private counter set.
 	Stats *stats.Internal
+	// HeavyReads bounds how many objects of 256 KiB or more are inflated
+	// (or resolved from their deltas) at once; 0 means GOMAXPROCS. More
+	// reads of big objects than cores gain nothing but a longer run queue,
+	// which every other call then waits in (heavy.go).
+	HeavyReads int
 	// Promisor says how a partial clone's missing objects are fetched
 	// (lazy.go); it changes nothing for a repository without a promisor
 	// remote.
@@ -125,7 +130,7 @@ type shared struct {
 	trees      *shardedLRU[*Listing]
 	treeFlight flight[*Listing]
 
-	sizes sync.Map // plumbing.Hash -> int64; blob sizes are immutable
+	sizes sizeCache // blob sizes by id, for calls that size one blob
 
 	wholeMax   int64
 	blobs      *lru[[]byte]
@@ -138,6 +143,8 @@ type shared struct {
 	// commit or tree); guarded by peelsMu.
 	peelsMu sync.Mutex
 	peels   map[plumbing.Hash]plumbing.Hash
+
+	heavy heavyGate
 
 	// lazy fetches what a partial clone does not hold (lazy.go); nil for
 	// a repository without a promisor remote.
@@ -169,6 +176,7 @@ func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer,
 		wholeMax: whole,
 		blobs:    newLRU[[]byte](budget.Blobs),
 		streams:  &streamPool{max: maxStreams, history: hist, budget: budget.Streams},
+		heavy:    newHeavyGate(opts.HeavyReads),
 	}}
 }
 

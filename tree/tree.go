@@ -67,6 +67,10 @@ func (k Kind) Mode() uint32 {
 // IsDir reports whether a checkout shows the entry as a directory.
 func (k Kind) IsDir() bool { return k == Dir || k == Gitlink }
 
+// IsBlob reports whether the entry's object is a blob (its size is the
+// file's length, or the symlink target's).
+func (k Kind) IsBlob() bool { return k == File || k == Exec || k == Symlink }
+
 // Entry is one name in a git tree.
 type Entry struct {
 	Name string

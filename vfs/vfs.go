@@ -7,8 +7,8 @@
 // FS is the small set of methods every filesystem must answer, and each
 // further ability is a small interface a filesystem implements only if it
 // can (Writable, StatFSer, InlineAttrer, Conflicter, IDResolver; SeekListing
-// for a listing). A frontend finds them once, when it is given the filesystem,
-// not per request.
+// and AttrLister for a listing). A frontend finds them once, when it is given
+// the filesystem (a listing's, once per listing), not per request.
 //
 // A Node is what the two sides hand each other. Its ID, Path and Type are
 // read by both; Private is the filesystem's own and travels through the
@@ -184,6 +184,17 @@ type InlineAttrer interface {
 	InlineAttr(n Node) (a Attr, ok bool, err error)
 }
 
+// AttrLister is a Listing that gives its entries' inline attributes
+// itself: InlineAttr(i) is what the FS's InlineAttrer answers for Node(i),
+// computed for the listing as a whole where that is cheaper (a git tree's
+// blobs are sized together, in the order their pack holds them, and the
+// sizes kept with the listing). A frontend uses it only for an FS that is
+// an InlineAttrer.
+type AttrLister interface {
+	Listing
+	InlineAttr(i int) (a Attr, ok bool, err error)
+}
+
 // Conflicter is implemented by an FS whose nodes can be conflicted (the
 // merge view). Only it says what is conflicted: a frontend never infers it
 // (from missing attributes, say, which an I/O error also causes).
@@ -203,10 +214,19 @@ type Pending interface {
 	Ready() <-chan struct{}
 }
 
-// AsPending finds a Pending in err's chain.
+// AsPending finds a Pending in err's chain. A nil err costs nothing: the
+// variable errors.As fills escapes to the heap, and READDIRPLUS asks once
+// an entry (an allocation an entry, 1,000 for a 1,000-entry reply).
 func AsPending(err error) (Pending, bool) {
+	if err == nil {
+		return nil, false
+	}
+	return asPending(err)
+}
+
+func asPending(err error) (Pending, bool) {
 	var p Pending
-	if err != nil && errors.As(err, &p) {
+	if errors.As(err, &p) {
 		return p, true
 	}
 	return nil, false

@@ -8,6 +8,7 @@
 //
 //	loadgen -addr 127.0.0.1:PORT [-proc getattr|lookup] [-name README.md]
 //	        [-depth 32] [-n 1000000] [-time 2s] [-warm 2000] [-pid PID]
+//	        [-every 2ms]
 //
 // The run is bounded by -n calls and by -time, whichever comes first; the
 // calls still in flight then are drained and counted, so the server's CPU
@@ -22,6 +23,12 @@
 // server reads and so flatters whichever server reads best). Every reply is checked
 // (its xid must be a call in flight, accepted, NFS3_OK): a server that
 // answers faster by answering wrongly fails the run.
+//
+// With -every it is a probe instead: one call at a time, one every -every,
+// each one's round trip timed, until -n, -time or SIGINT (then it still
+// prints), and the JSON line adds their p50, p99 and maximum (row 8 times GETATTRs so while big reads load the server; a
+// probe in the readers' own process would time that process's scheduling
+// too, which is as busy as the server's).
 package main
 
 import (
@@ -34,6 +41,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -52,6 +61,10 @@ type Result struct {
 	ServerCPUPerCall  float64 `json:"server_cpu_ns_per_call,omitempty"`
 	ClientCPUPerCall  float64 `json:"client_cpu_ns_per_call"`
 	MeanLatencyMicros float64 `json:"mean_latency_us"`
+	// With -every: the round trips of the paced calls.
+	LatencyP50Micros float64 `json:"latency_p50_us,omitempty"`
+	LatencyP99Micros float64 `json:"latency_p99_us,omitempty"`
+	LatencyMaxMicros float64 `json:"latency_max_us,omitempty"`
 }
 
 func main() {
@@ -64,8 +77,9 @@ func main() {
 	warm := flag.Int("warm", 2000, "calls sent and drained before the measured run")
 	pid := flag.Int("pid", 0, "the server's process id, to read its CPU time from /proc (0: none)")
 	batch := flag.Bool("batch-sends", false, "send the calls that replace a burst of replies in one write (default: one write per call, as the kernel client sends them)")
+	every := flag.Duration("every", 0, "probe: one call at a time, one every this long, each timed (0: as fast as -depth allows)")
 	flag.Parse()
-	res, err := run(*addr, *proc, *name, *depth, *n, *warm, *limit, *pid, *batch)
+	res, err := run(*addr, *proc, *name, *depth, *n, *warm, *limit, *pid, *batch, *every)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
@@ -73,9 +87,12 @@ func main() {
 	json.NewEncoder(os.Stdout).Encode(res)
 }
 
-func run(addr, proc, name string, depth, n, warm int, limit time.Duration, pid int, batch bool) (Result, error) {
+func run(addr, proc, name string, depth, n, warm int, limit time.Duration, pid int, batch bool, every time.Duration) (Result, error) {
 	if addr == "" {
 		return Result{}, errors.New("-addr is required")
+	}
+	if every < 0 || (every > 0 && depth != 1) {
+		return Result{}, fmt.Errorf("-every %v -depth %d: a probe sends one call at a time", every, depth)
 	}
 	if depth < 1 || depth > maxDepth {
 		return Result{}, fmt.Errorf("-depth %d: want 1 to %d", depth, maxDepth)
@@ -125,7 +142,14 @@ func run(addr, proc, name string, depth, n, warm int, limit time.Duration, pid i
 	}
 	self0 := selfCPU()
 	start := time.Now()
-	calls, err := p.run(n, start.Add(limit))
+	var calls int
+	var lat []time.Duration
+	if every > 0 {
+		lat, err = p.probe(n, start.Add(limit), every)
+		calls = len(lat)
+	} else {
+		calls, err = p.run(n, start.Add(limit))
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -135,6 +159,15 @@ func run(addr, proc, name string, depth, n, warm int, limit time.Duration, pid i
 		CallsPerSecond:    float64(calls) / elapsed.Seconds(),
 		ClientCPUPerCall:  float64(selfCPU()-self0) / float64(calls),
 		MeanLatencyMicros: elapsed.Seconds() * 1e6 * float64(depth) / float64(calls),
+	}
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+		res.LatencyP50Micros, res.LatencyP99Micros, res.LatencyMaxMicros = us(lat[len(lat)/2]), us(lat[len(lat)*99/100]), us(lat[len(lat)-1])
+		res.MeanLatencyMicros = 0
+		for _, l := range lat {
+			res.MeanLatencyMicros += us(l) / float64(len(lat))
+		}
 	}
 	if pid != 0 {
 		cpu1, err := procstat.CPU(pid)
@@ -260,6 +293,34 @@ func (p *pipe) run(n int, deadline time.Time) (int, error) {
 			}
 		}
 	}
+}
+
+// probe sends one call every interval (or as soon as the last is answered,
+// when that took longer) until n calls or the deadline, and returns each
+// call's round trip.
+func (p *pipe) probe(n int, deadline time.Time, every time.Duration) ([]time.Duration, error) {
+	var lat []time.Duration
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt)
+	defer signal.Stop(stop)
+	next := time.Now()
+	for len(lat) < n && time.Now().Before(deadline) {
+		select {
+		case <-stop:
+			return lat, nil
+		case <-time.After(time.Until(next)):
+		}
+		start := time.Now()
+		if _, err := p.run(1, deadline); err != nil {
+			return lat, err
+		}
+		lat = append(lat, time.Since(start))
+		next = next.Add(every)
+		if now := time.Now(); next.Before(now) {
+			next = now
+		}
+	}
+	return lat, nil
 }
 
 // reply reads and checks one reply and frees its slot.

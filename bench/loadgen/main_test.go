@@ -36,7 +36,7 @@ func TestRunCountsEveryCallAgainstGitnfs(t *testing.T) {
 		depth int
 		batch bool
 	}{{"getattr", 1, false}, {"getattr", 16, false}, {"lookup", 16, true}} {
-		res, err := run(addr, tc.proc, "README.md", tc.depth, 300, 10, time.Minute, os.Getpid(), tc.batch)
+		res, err := run(addr, tc.proc, "README.md", tc.depth, 300, 10, time.Minute, os.Getpid(), tc.batch, 0)
 		if err != nil {
 			t.Fatalf("%+v: %v", tc, err)
 		}
@@ -44,8 +44,21 @@ func TestRunCountsEveryCallAgainstGitnfs(t *testing.T) {
 			t.Errorf("%+v: %d calls answered, server CPU %v s; want 300 and a CPU time", tc, res.Calls, res.ServerCPUSeconds)
 		}
 	}
-	if _, err := run(addr, "getattr", "no-such-file", 1, 1, 0, time.Second, 0, false); err == nil || !strings.Contains(err.Error(), "lookup no-such-file") {
+	if _, err := run(addr, "getattr", "no-such-file", 1, 1, 0, time.Second, 0, false, 0); err == nil || !strings.Contains(err.Error(), "lookup no-such-file") {
 		t.Errorf("a missing name: %v, want the lookup's error", err)
+	}
+	// A probe: 20 calls, one every 5 ms (so about 100 ms), each timed.
+	start := time.Now()
+	res, err := run(addr, "getattr", "README.md", 1, 20, 0, time.Minute, 0, false, 5*time.Millisecond)
+	took := time.Since(start)
+	if err != nil || res.Calls != 20 || took < 95*time.Millisecond {
+		t.Errorf("probe: %d calls in %v (%v), want 20 paced over 95 ms or more", res.Calls, took, err)
+	}
+	if res.LatencyP50Micros <= 0 || res.LatencyP50Micros > res.LatencyP99Micros || res.LatencyP99Micros > res.LatencyMaxMicros {
+		t.Errorf("probe latencies p50 %v p99 %v max %v us: want 0 < p50 <= p99 <= max", res.LatencyP50Micros, res.LatencyP99Micros, res.LatencyMaxMicros)
+	}
+	if _, err := run(addr, "getattr", "README.md", 4, 20, 0, time.Minute, 0, false, time.Millisecond); err == nil {
+		t.Error("a probe with 4 calls in flight was accepted")
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -55,5 +56,26 @@ func TestCacheSizeHelpStatesTheSplit(t *testing.T) {
 	}
 	if !strings.Contains(usage, "plus 40MiB") || memoryHeadroom != 40<<20 {
 		t.Errorf("--cache-size help and memoryHeadroom (%d) disagree: %s", memoryHeadroom, usage)
+	}
+}
+
+// TestSpareProcessor: serve runs with one processor more than GOMAXPROCS
+// would give it and lets as many big reads run at once as it would have
+// had; a GOMAXPROCS of the user's is left alone.
+func TestSpareProcessor(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(before)
+	if heavy := spareProcessor(func(string) string { return "" }); heavy != before || runtime.GOMAXPROCS(0) != before+1 {
+		t.Errorf("spareProcessor: %d big reads, GOMAXPROCS %d; want %d and %d", heavy, runtime.GOMAXPROCS(0), before, before+1)
+	}
+	runtime.GOMAXPROCS(before)
+	user := func(k string) string {
+		if k == "GOMAXPROCS" {
+			return "1"
+		}
+		return ""
+	}
+	if heavy := spareProcessor(user); heavy != before || runtime.GOMAXPROCS(0) != before {
+		t.Errorf("with GOMAXPROCS set by the user: %d big reads, GOMAXPROCS %d; want both %d", heavy, runtime.GOMAXPROCS(0), before)
 	}
 }

@@ -140,8 +140,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if limit, fromEnv := memoryLimit(cfg.cacheBytes, os.Getenv); !fromEnv {
 		debug.SetMemoryLimit(limit)
 	}
+	heavy := spareProcessor(os.Getenv)
 	census := stats.New()
-	store, err := tree.Open(f.repo, tree.Options{CacheBytes: cfg.cacheBytes, Stats: &census.Internal,
+	store, err := tree.Open(f.repo, tree.Options{CacheBytes: cfg.cacheBytes, Stats: &census.Internal, HeavyReads: heavy,
 		Promisor: tree.PromisorOptions{Offline: f.offline, ListWithoutSizes: f.listWithoutSizes, Log: log}})
 	if err != nil {
 		return err

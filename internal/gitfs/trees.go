@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -137,6 +138,12 @@ type listing struct {
 	f   *Trees
 	dir vfs.Node
 	l   *tree.Listing
+	// l's blob sizes, once an entry's attributes were asked, and whether
+	// this listing read them (else each use is a size-cache hit). Atomic:
+	// a listing may be kept and listed by several calls at once (the
+	// overlay keeps a recorded directory's base listing).
+	sizes     atomic.Pointer[[]int64]
+	sizesRead atomic.Bool
 }
 
 func (l *listing) Len() int          { return len(l.l.Entries) }
@@ -147,17 +154,65 @@ func (l *listing) Node(i int) vfs.Node {
 	return l.f.Node(vfs.ChildID(l.dir.ID, e.Name), tree.Join(l.dir.Path, e.Name), e)
 }
 
+// InlineAttr implements vfs.AttrLister: what Trees.InlineAttr says of
+// Node(i), its blob's size from the sizes of the whole listing
+// (tree.Store.BlobSizes), read once for the directory in pack order.
+func (l *listing) InlineAttr(i int) (vfs.Attr, bool, error) {
+	e := l.l.Entries[i]
+	if e.Kind == tree.Symlink && !l.f.symlinkAttrs {
+		return vfs.Attr{}, false, nil
+	}
+	if !e.Kind.IsDir() && !l.f.store.InlineSize(e.Hash) {
+		return vfs.Attr{}, false, nil // as Trees.InlineAttr: a missing blob listed without sizes
+	}
+	size := int64(-1)
+	if e.Kind.IsBlob() {
+		sizes := l.sizes.Load()
+		if sizes == nil {
+			s, read := l.f.store.BlobSizes(l.l)
+			l.sizesRead.Store(read)
+			l.sizes.Store(&s)
+			sizes = &s
+		}
+		if !l.sizesRead.Load() {
+			l.f.store.Stats().SizeCacheHits.Add(1)
+		}
+		size = (*sizes)[i]
+	}
+	a, err := l.f.attr(vfs.ChildID(l.dir.ID, e.Name), e, l.dir.Path, e.Name, size)
+	return a, err == nil, err
+}
+
 // Attr implements vfs.FS.
-func (f *Trees) Attr(n vfs.Node) (vfs.Attr, error) {
-	a, err := f.attrs.Of(n.ID, entryOf(n), f.sizer)
+func (f *Trees) Attr(n vfs.Node) (vfs.Attr, error) { return f.attr(n.ID, entryOf(n), "", n.Path, -1) }
+
+// attr is the attributes of entry e, fileid id, at path dir/name (dir ""
+// for a path given whole: it is joined only for a followed export's
+// dates); size, unless negative, is the blob's size read already.
+func (f *Trees) attr(id uint64, e tree.Entry, dir, name string, size int64) (vfs.Attr, error) {
+	var a vfs.Attr
+	var err error
+	if size >= 0 {
+		a, err = f.attrs.Of(id, e, knownSize{f.sizer, size})
+	} else {
+		a, err = f.attrs.Of(id, e, f.sizer)
+	}
 	if err == nil {
 		f.store.Stats().AttrsComputed.Add(1)
 		if f.dates != nil {
-			a.Time = f.dates.Of(n.Path)
+			a.Time = f.dates.Of(tree.Join(dir, name))
 		}
 	}
 	return a, err
 }
+
+// knownSize is a sizer whose blob's size was read already.
+type knownSize struct {
+	sizer
+	size int64
+}
+
+func (k knownSize) BlobSize(plumbing.Hash) (int64, error) { return k.size, nil }
 
 // InlineAttr implements vfs.FS. A symlink is listed without attributes
 // unless the export's InlineRule says otherwise: the rule this project

@@ -226,6 +226,13 @@ func (c *Client) dirCall(proc uint32, args []byte, plus bool) (DirPage, error) {
 	if err != nil {
 		return DirPage{}, err
 	}
+	return DecodeDirReply(d.B, plus)
+}
+
+// DecodeDirReply decodes the result of a READDIR (plus false) or
+// READDIRPLUS reply, the bytes after the RPC reply header.
+func DecodeDirReply(body []byte, plus bool) (DirPage, error) {
+	d := &Dec{B: body}
 	p := DirPage{Bytes: len(d.B)}
 	st := d.U32()
 	p.DirAttr = d.postOpAttr()

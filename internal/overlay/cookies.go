@@ -66,6 +66,12 @@ type seekDir struct {
 	cookies *cookieTable
 }
 
+// InlineAttr implements vfs.AttrLister: the listing inside says (a
+// mergedDir or a baseDir, both AttrListers).
+func (d seekDir) InlineAttr(i int) (vfs.Attr, bool, error) {
+	return d.Listing.(vfs.AttrLister).InlineAttr(i)
+}
+
 func (d seekDir) Cookie(i int) uint64 {
 	name := d.Name(i)
 	c := nameCookie(name)

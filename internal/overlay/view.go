@@ -320,6 +320,7 @@ func (f *FS) mergedLocked(d *inode) (*merged, error) {
 
 // mergedDir is an vfs.Listing over a merged listing.
 type mergedDir struct {
+	f    *FS
 	m    *merged
 	path string
 }
@@ -344,6 +345,7 @@ func (d *mergedDir) Node(i int) vfs.Node {
 // baseDir is an untouched directory's listing, moved to where it is now.
 type baseDir struct {
 	vfs.Listing
+	f          *FS
 	path, born string
 }
 
@@ -353,6 +355,43 @@ func (d *baseDir) Node(i int) vfs.Node {
 		return bn
 	}
 	return baseChild(bn, join(d.path, d.Name(i)))
+}
+
+// InlineAttr implements vfs.AttrLister (see inlineBaseEntry).
+func (d *baseDir) InlineAttr(i int) (vfs.Attr, bool, error) {
+	return d.f.inlineBaseEntry(d.Listing, i, d.ID(i), func() vfs.Node { return d.Node(i) })
+}
+
+// InlineAttr implements vfs.AttrLister (see inlineBaseEntry).
+func (d *mergedDir) InlineAttr(i int) (vfs.Attr, bool, error) {
+	if e := &d.m.ents[i]; e.bi >= 0 {
+		return d.f.inlineBaseEntry(d.m.base, e.bi, e.id, func() vfs.Node { return d.Node(i) })
+	}
+	return d.f.InlineAttr(d.Node(i))
+}
+
+var _, _ vfs.AttrLister = (*baseDir)(nil), (*mergedDir)(nil)
+
+// inlineBaseEntry is InlineAttr of the entry at index i of a base listing,
+// whose fileid is id: for an entry the overlay has not recorded, what the
+// base listing says of it (a git listing sizes its blobs together, in pack
+// order: the cold walk of a sandbox is the plain export's), under this
+// export's rule for symlinks; for anything else, InlineAttr of its node.
+func (f *FS) inlineBaseEntry(base vfs.Listing, i int, id uint64, node func() vfs.Node) (vfs.Attr, bool, error) {
+	lister, ok := base.(vfs.AttrLister)
+	if ok && f.baseInline != nil {
+		f.mu.RLock()
+		recorded := f.t.inodes[id] != nil
+		f.mu.RUnlock()
+		if !recorded {
+			a, ok, err := lister.InlineAttr(i)
+			if ok && a.Type == vfs.Lnk && !f.opts.SymlinkAttrs {
+				return vfs.Attr{}, false, nil
+			}
+			return a, ok, err
+		}
+	}
+	return f.InlineAttr(node())
 }
 
 // ReadDir implements vfs.FS.
@@ -367,7 +406,7 @@ func (f *FS) ReadDir(dir vfs.Node) (vfs.Listing, error) {
 		if err != nil {
 			return nil, err
 		}
-		return seekDir{Listing: &mergedDir{m: m, path: dir.Path}, cookies: &f.cookies}, nil
+		return seekDir{Listing: &mergedDir{f: f, m: m, path: dir.Path}, cookies: &f.cookies}, nil
 	}
 	f.mu.RUnlock()
 	if dir.Handle == vfs.HandleByID {
@@ -377,7 +416,7 @@ func (f *FS) ReadDir(dir vfs.Node) (vfs.Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	return seekDir{Listing: &baseDir{Listing: bd, path: dir.Path, born: bornOf(dir)}, cookies: &f.cookies}, nil
+	return seekDir{Listing: &baseDir{Listing: bd, f: f, path: dir.Path, born: bornOf(dir)}, cookies: &f.cookies}, nil
 }
 
 // DirVerifier implements vfs.FS: a hash of a recorded directory's names

@@ -20,8 +20,19 @@ import (
 // today) and with git cat-file --batch-check, in the same run. ns/blob is
 // the figure to compare; the ids come in hash order, as unrelated to pack
 // order as a directory listing's.
+//
+// BenchmarkSizeAllBlobs/dynamic does the same for deltas of real edits
+// (twenty new lines a version): their deflate blocks are dynamic, whose
+// code tables are most of sizing a delta (git's zlib builds them too).
 func BenchmarkSizeAllBlobs(b *testing.B) {
-	dir := history{dirs: 20, files: 100, versions: 4, lines: 40}.build(b)
+	b.Run("small-edits", func(b *testing.B) { benchSizeAllBlobs(b, history{dirs: 20, files: 100, versions: 4, lines: 40}) })
+	b.Run("dynamic", func(b *testing.B) {
+		benchSizeAllBlobs(b, history{dirs: 20, files: 100, versions: 4, lines: 40, insert: 20})
+	})
+}
+
+func benchSizeAllBlobs(b *testing.B, h history) {
+	dir := h.build(b)
 	testrepo.Git(b, dir, "repack", "-adfq", "--depth=50", "--window=50")
 	var ids []plumbing.Hash
 	var want []int64
@@ -37,7 +48,7 @@ func BenchmarkSizeAllBlobs(b *testing.B) {
 	for _, pk := range p.packs {
 		packBytes += int64(len(pk.data))
 	}
-	b.Logf("%d blobs, %d of them deltas, %d KiB of pack", len(ids), c.ofsDeltas, packBytes>>10)
+	b.Logf("%d blobs, %d of them deltas (%d dynamic blocks), %d KiB of pack", len(ids), c.ofsDeltas, c.dynamicDeltas, packBytes>>10)
 	perBlob := func(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ids)), "ns/blob")
 	}

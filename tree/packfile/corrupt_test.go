@@ -127,9 +127,10 @@ func TestOffsetsOutsideThePackAreErrors(t *testing.T) {
 		if _, _, ok, err := p.Size(hashN(0)); ok || err == nil {
 			t.Errorf("offset %x: ok=%v err=%v, want an error", bad, ok, err)
 		}
-		out := []int64{0}
-		if err := p.Sizes([]plumbing.Hash{hashN(0)}, out); err == nil {
-			t.Errorf("Sizes with offset %x: no error", bad)
+		// A batch leaves the one it cannot size out (-1) and sizes the rest.
+		out := []int64{0, 0}
+		if err := p.Sizes([]plumbing.Hash{hashN(0), hashN(1)}, out); err != nil || out[0] != -1 || out[1] != 1 {
+			t.Errorf("Sizes with offset %x: %v, %v; want [-1 1] and no error", bad, out, err)
 		}
 	}
 }

@@ -20,7 +20,11 @@ import (
 type history struct {
 	dirs, files, versions int
 	lines                 int // per file, before edits
-	special               bool
+	// insert is how many new lines each version adds in the middle of
+	// every file: a delta carrying a few hundred bytes of new text is a
+	// dynamic deflate block, as most deltas of real edits are.
+	insert  int
+	special bool
 }
 
 // bigBlobSize is over the fixture's core.bigFileThreshold: git stores such
@@ -73,6 +77,10 @@ func (h history) fastImport() []byte {
 			edited := append([]string(nil), lines...)
 			edited[(v*7)%len(edited)] = fmt.Sprintf("edit %d of %s\n", v, p)
 			edited = append(edited, textLine(r))
+			for range h.insert {
+				at := len(edited) / 2
+				edited = append(edited[:at], append([]string{textLine(r)}, edited[at:]...)...)
+			}
 			base[p] = edited
 			fmt.Fprintf(&s, "M 100644 inline %s\n", p)
 			data(strings.Join(edited, ""))
@@ -148,6 +156,7 @@ func openPacks(t testing.TB, gitDir string) *Packs {
 // blob) are really there.
 type census struct {
 	ofsDeltas, refDeltas, largeOffsets, bigBases int
+	dynamicDeltas                                int // deltas whose first deflate block is dynamic
 }
 
 func takeCensus(t testing.TB, p *Packs) census {
@@ -163,6 +172,9 @@ func takeCensus(t testing.TB, p *Packs) census {
 			h, err := pk.header(off)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if z := pk.data[off+uint64(h.dataLen):]; (h.typ == typeOfsDelta || h.typ == typeRefDelta) && len(z) > 2 && z[2]>>1&3 == 2 {
+				c.dynamicDeltas++
 			}
 			switch {
 			case h.typ == typeOfsDelta:

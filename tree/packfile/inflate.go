@@ -1,8 +1,10 @@
 package packfile
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // inflatePrefix decodes a raw deflate stream (RFC 1951) into dst and stops
@@ -43,9 +45,13 @@ func inflatePrefix(src, dst []byte, varints int) (int, error) {
 }
 
 type inflateState struct {
-	in     []byte
-	pos    int
-	bitbuf uint32
+	in  []byte
+	pos int
+	// bitbuf holds bitcnt bits not consumed yet, least significant first;
+	// the bits above them are 0 or the input bits that follow (refill may
+	// load more bytes than it counts), so OR-ing those bytes in again is
+	// harmless.
+	bitbuf uint64
 	bitcnt uint
 	out    []byte
 	n      int
@@ -65,20 +71,37 @@ func (s *inflateState) wrote(b byte) {
 	}
 }
 
-// bits takes need (at most 16) bits, least significant first.
-func (s *inflateState) bits(need uint) (uint32, error) {
-	val := s.bitbuf
-	for s.bitcnt < need {
-		if s.pos >= len(s.in) {
-			return 0, fmt.Errorf("deflate: %w", errTruncated)
-		}
-		val |= uint32(s.in[s.pos]) << s.bitcnt
+// refill loads whole input bytes into bitbuf until it holds at least 56
+// bits or the input ends: eight bytes in one load where eight remain, so
+// that decoding a dynamic block's few hundred code lengths costs one
+// refill per handful of them, not a call per bit.
+func (s *inflateState) refill() {
+	if s.pos+8 <= len(s.in) {
+		s.bitbuf |= binary.LittleEndian.Uint64(s.in[s.pos:]) << s.bitcnt
+		k := (63 - s.bitcnt) >> 3 // the whole bytes that fit
+		s.pos += int(k)
+		s.bitcnt += k << 3
+		return
+	}
+	for s.bitcnt <= 56 && s.pos < len(s.in) {
+		s.bitbuf |= uint64(s.in[s.pos]) << s.bitcnt
 		s.pos++
 		s.bitcnt += 8
 	}
-	s.bitbuf = val >> need
+}
+
+// bits takes need (at most 32) bits, least significant first.
+func (s *inflateState) bits(need uint) (uint32, error) {
+	if s.bitcnt < need {
+		s.refill()
+		if s.bitcnt < need {
+			return 0, fmt.Errorf("deflate: %w", errTruncated)
+		}
+	}
+	v := uint32(s.bitbuf & (1<<need - 1))
+	s.bitbuf >>= need
 	s.bitcnt -= need
-	return val & (1<<need - 1), nil
+	return v, nil
 }
 
 func (s *inflateState) stored() error {
@@ -113,20 +136,34 @@ func (s *inflateState) stored() error {
 
 const maxCodeBits = 15
 
-// huffman is a canonical code as puff.c keeps it: how many codes of each
-// length, and the symbols in code order.
+// huffman is a canonical code: how many codes there are of each length
+// and, to find a code's symbol, either the symbols in code order (symbols:
+// the fixed block's codes, built once) or the code lengths by symbol
+// (lengths: a dynamic block's). A dynamic block's literal code has up to
+// 286 lengths and a delta's sizes need 2 to 6 of its symbols: counting
+// its codes and then finding each symbol read among its lengths (eight at
+// a time, symbolOf) costs less than ordering all 286 symbols first, which
+// puff.c does and which was a third of sizing a delta.
 type huffman struct {
-	count  [maxCodeBits + 1]uint16
-	symbol [288]uint16
+	count   [maxCodeBits + 1]uint16
+	lengths []uint8
+	symbols *[288]uint16
 }
 
-// build makes h from code lengths; it returns how many codes are left
-// unused (0 for a complete code) or an error for an over-subscribed one.
-func (h *huffman) build(lengths []uint8) (int, error) {
-	h.count = [maxCodeBits + 1]uint16{}
+// setLengths makes h the code of lengths (at most 288); it returns how
+// many codes are left unused (0 for a complete code) or an error for an
+// over-subscribed one.
+func (h *huffman) setLengths(lengths []uint8) (int, error) {
+	var count [maxCodeBits + 1]uint16
 	for _, l := range lengths {
-		h.count[l]++
+		count[l&maxCodeBits]++
 	}
+	return h.setCounts(lengths, &count)
+}
+
+// setCounts is setLengths with the lengths counted already.
+func (h *huffman) setCounts(lengths []uint8, count *[maxCodeBits + 1]uint16) (int, error) {
+	h.lengths, h.symbols, h.count = lengths, nil, *count
 	if int(h.count[0]) == len(lengths) {
 		return 0, nil // no codes: complete, but any decode fails
 	}
@@ -138,32 +175,69 @@ func (h *huffman) build(lengths []uint8) (int, error) {
 			return 0, errors.New("deflate: over-subscribed code")
 		}
 	}
+	return left, nil
+}
+
+// build is setLengths plus the symbols in code order, for a code decoded
+// many times (the fixed codes).
+func (h *huffman) build(lengths []uint8) (int, error) {
+	left, err := h.setLengths(lengths)
+	if err != nil {
+		return 0, err
+	}
 	var offs [maxCodeBits + 2]uint16
 	for l := 1; l <= maxCodeBits; l++ {
 		offs[l+1] = offs[l] + h.count[l]
 	}
+	h.symbols = new([288]uint16)
 	for sym, l := range lengths {
 		if l != 0 {
-			h.symbol[offs[l]] = uint16(sym)
+			h.symbols[offs[l]] = uint16(sym)
 			offs[l]++
 		}
 	}
 	return left, nil
 }
 
-// fill loads whole bytes into the bit buffer until it holds at least need
-// bits (need at most 25) or the input ends, so that a decode reads its bits
-// from a register instead of calling bits once a bit.
-func (s *inflateState) fill(need uint) {
-	for s.bitcnt < need && s.pos < len(s.in) {
-		s.bitbuf |= uint32(s.in[s.pos]) << s.bitcnt
-		s.pos++
-		s.bitcnt += 8
+// symbolOf is the symbol of the code of length l whose rank among the
+// codes of that length is k (codes of one length go to the symbols in
+// increasing order).
+func (h *huffman) symbolOf(l uint8, index, k int) int {
+	if h.symbols != nil {
+		return int(h.symbols[index+k])
 	}
+	const ones, low7 = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f
+	pattern := uint64(l) * ones
+	ls := h.lengths
+	i := 0
+	for ; i+8 <= len(ls); i += 8 {
+		x := binary.LittleEndian.Uint64(ls[i:]) ^ pattern
+		// The high bit of each byte of x that is zero (that length is l).
+		z := ^((x&low7 + low7) | x | low7)
+		if n := bits.OnesCount64(z); k >= n {
+			k -= n
+			continue
+		}
+		for ; k > 0; k-- {
+			z &= z - 1
+		}
+		return i + bits.TrailingZeros64(z)/8
+	}
+	for ; i < len(ls); i++ {
+		if ls[i] == l {
+			if k == 0 {
+				return i
+			}
+			k--
+		}
+	}
+	return -1 // not reached for a code whose counts came from ls
 }
 
 func (s *inflateState) decode(h *huffman) (int, error) {
-	s.fill(maxCodeBits)
+	if s.bitcnt < maxCodeBits {
+		s.refill()
+	}
 	buf, cnt := s.bitbuf, s.bitcnt
 	code, first, index := 0, 0, 0
 	for l := 1; l <= maxCodeBits; l++ {
@@ -176,7 +250,7 @@ func (s *inflateState) decode(h *huffman) (int, error) {
 		count := int(h.count[l])
 		if code-count < first {
 			s.bitbuf, s.bitcnt = buf, cnt
-			return int(h.symbol[index+code-first]), nil
+			return h.symbolOf(uint8(l), index, code-first), nil
 		}
 		index += count
 		first = (first + count) << 1
@@ -189,54 +263,61 @@ func (s *inflateState) decode(h *huffman) (int, error) {
 // code (its lengths are 3-bit numbers).
 const codeLengthBits = 7
 
-// lengthTable decodes the code-length code by one lookup of the next 7
-// bits: each entry is symbol<<4 | code length. A dynamic block's header
-// spends up to 316 of these symbols before the first byte of the delta,
-// and decoding them a bit at a time was most of sizing a delta whose
-// block is dynamic (every delta of more than a few dozen bytes).
-type lengthTable [1 << codeLengthBits]uint16
+// lengthTable decodes the code-length code by one lookup of the next
+// bits bits (the longest of its codes, at most 7): each entry is
+// symbol<<4 | code length. A dynamic block's header spends up to 316 of
+// these symbols before the first byte of the delta, and decoding them a
+// bit at a time was most of sizing a delta whose block is dynamic (every
+// delta of more than a few dozen bytes).
+type lengthTable struct {
+	bits  uint
+	entry [1 << codeLengthBits]uint16
+}
 
-// build fills t from the 19 code lengths, which must form a complete code
-// (huffman.build checks that first), so that every entry is set.
-func (t *lengthTable) build(lengths []uint8) {
+// build fills t from the 19 code lengths; it reports false unless they
+// form a complete code (the only kind that leaves no entry unset).
+func (t *lengthTable) build(lengths *[19]uint8) bool {
 	var count, next [codeLengthBits + 1]int
 	for _, l := range lengths {
-		count[l]++
+		count[l&codeLengthBits]++
 	}
 	count[0] = 0
+	left := 1
+	t.bits = 0
+	for l := 1; l <= codeLengthBits; l++ {
+		left = left<<1 - count[l]
+		if left < 0 {
+			return false
+		}
+		if count[l] > 0 {
+			t.bits = uint(l)
+		}
+	}
+	if left != 0 {
+		return false
+	}
 	code := 0
 	for l := 1; l <= codeLengthBits; l++ {
 		code = (code + count[l-1]) << 1
 		next[l] = code
 	}
+	size := uint(1) << t.bits
 	for sym, l := range lengths {
 		if l == 0 {
 			continue
 		}
+		l &= codeLengthBits
 		c := next[l]
 		next[l]++
 		// Codes are read first bit first, so the table is indexed by
-		// the code's bits reversed.
-		r := 0
-		for i := uint8(0); i < l; i++ {
-			r = r<<1 | c>>i&1
-		}
-		for i := r; i < len(t); i += 1 << l {
-			t[i] = uint16(sym)<<4 | uint16(l)
+		// the code's bits reversed; a code shorter than the table's
+		// index fills every entry that starts with it.
+		e := uint16(sym)<<4 | uint16(l)
+		for i := uint(bits.Reverse8(uint8(c) << (8 - l))); i < size; i += 1 << l {
+			t.entry[i&(1<<codeLengthBits-1)] = e
 		}
 	}
-}
-
-func (s *inflateState) decodeLength(t *lengthTable) (int, error) {
-	s.fill(codeLengthBits)
-	e := t[s.bitbuf&(1<<codeLengthBits-1)]
-	l := uint(e & 15)
-	if l > s.bitcnt {
-		return 0, fmt.Errorf("deflate: %w", errTruncated)
-	}
-	s.bitbuf >>= l
-	s.bitcnt -= l
-	return int(e >> 4), nil
+	return true
 }
 
 var (
@@ -318,7 +399,6 @@ func (s *inflateState) codes(lit, dist *huffman) error {
 var codeLengthOrder = [19]uint8{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15}
 
 func (s *inflateState) dynamic() error {
-	var lit, dist huffman
 	v, err := s.bits(14)
 	if err != nil {
 		return err
@@ -327,65 +407,98 @@ func (s *inflateState) dynamic() error {
 	if nlen > 286 || ndist > 30 {
 		return errors.New("deflate: too many length or distance codes")
 	}
-	var lengths [286 + 30]uint8
+	var codeLengths [19]uint8
 	for i := 0; i < ncode; i++ {
 		l, err := s.bits(3)
 		if err != nil {
 			return err
 		}
-		lengths[codeLengthOrder[i]] = uint8(l)
-	}
-	if left, err := lit.build(lengths[:19]); err != nil || left != 0 {
-		return errors.New("deflate: incomplete code-length code")
+		codeLengths[codeLengthOrder[i]] = uint8(l)
 	}
 	var lengthCode lengthTable
-	lengthCode.build(lengths[:19])
-	for i := 0; i < nlen+ndist; {
-		sym, err := s.decodeLength(&lengthCode)
-		if err != nil {
-			return err
+	if !lengthCode.build(&codeLengths) {
+		return errors.New("deflate: incomplete code-length code")
+	}
+	// The code lengths, decoded with the bit buffer in registers: one
+	// table lookup each, a refill every few, and every length counted on
+	// the way (the literal code needs the counts, and a pass of its own
+	// over the lengths cost as much again).
+	var lengths [286 + 30]uint8
+	var count [maxCodeBits + 1]uint16
+	total := nlen + ndist
+	mask := uint64(1)<<lengthCode.bits - 1
+	buf, cnt := s.bitbuf, s.bitcnt
+	for i := 0; i < total; {
+		if cnt < 2*codeLengthBits {
+			s.bitbuf, s.bitcnt = buf, cnt
+			s.refill()
+			buf, cnt = s.bitbuf, s.bitcnt
 		}
+		e := lengthCode.entry[buf&mask&(1<<codeLengthBits-1)]
+		l := uint(e & 15)
+		sym := e >> 4
 		if sym < 16 {
+			if l > cnt {
+				return fmt.Errorf("deflate: %w", errTruncated)
+			}
+			buf >>= l
+			cnt -= l
 			lengths[i] = uint8(sym)
+			count[sym]++
 			i++
 			continue
 		}
-		var repeat uint32
-		l := uint8(0)
+		// A repeat: of the previous length (16), or of zeros (17, 18).
+		extra, base, val := uint(2), 3, uint8(0)
 		switch sym {
 		case 16:
 			if i == 0 {
 				return errors.New("deflate: repeat with no first length")
 			}
-			l = lengths[i-1]
-			repeat, err = s.bits(2)
-			repeat += 3
+			val = lengths[i-1]
 		case 17:
-			repeat, err = s.bits(3)
-			repeat += 3
+			extra = 3
 		default:
-			repeat, err = s.bits(7)
-			repeat += 11
+			extra, base = 7, 11
 		}
-		if err != nil {
-			return err
+		if l+extra > cnt {
+			return fmt.Errorf("deflate: %w", errTruncated)
 		}
-		if i+int(repeat) > nlen+ndist {
+		buf >>= l
+		repeat := base + int(buf&(1<<extra-1))
+		buf >>= extra
+		cnt -= l + extra
+		if i+repeat > total {
 			return errors.New("deflate: code lengths repeat past their end")
 		}
+		count[val&maxCodeBits] += uint16(repeat)
+		if val == 0 {
+			i += repeat // lengths starts zeroed
+			continue
+		}
 		for ; repeat > 0; repeat-- {
-			lengths[i] = l
+			lengths[i] = val
 			i++
 		}
 	}
+	s.bitbuf, s.bitcnt = buf, cnt
 	if lengths[256] == 0 {
 		return errors.New("deflate: no end-of-block code")
 	}
+	// The distance code's counts, and the literal code's as the rest.
+	var distCount [maxCodeBits + 1]uint16
+	for _, l := range lengths[nlen:total] {
+		distCount[l&maxCodeBits]++
+	}
+	for l := range count {
+		count[l] -= distCount[l]
+	}
+	var lit, dist huffman
 	// An incomplete code is allowed only when it has a single code.
-	if left, err := lit.build(lengths[:nlen]); err != nil || (left > 0 && nlen-int(lit.count[0]) != 1) {
+	if left, err := lit.setCounts(lengths[:nlen], &count); err != nil || (left > 0 && nlen-int(lit.count[0]) != 1) {
 		return errors.New("deflate: bad literal/length code")
 	}
-	if left, err := dist.build(lengths[nlen : nlen+ndist]); err != nil || (left > 0 && ndist-int(dist.count[0]) != 1) {
+	if left, err := dist.setCounts(lengths[nlen:total], &distCount); err != nil || (left > 0 && ndist-int(dist.count[0]) != 1) {
 		return errors.New("deflate: bad distance code")
 	}
 	return s.codes(&lit, &dist)

@@ -378,10 +378,13 @@ func baseType(packs []*pack, pk *pack, off uint64, h objectHeader) (plumbing.Obj
 }
 
 // Sizes sizes a batch, as a directory listing needs: out[i] is the
-// inflated size of ids[i], or -1 when no pack holds it. The objects are
-// read in pack order, not the caller's, so a directory's blobs, which git
-// writes next to each other, are read in one forward sweep over the pages
-// that hold them. Deltas' types are not resolved: a listing knows them.
+// inflated size of ids[i], or -1 when no pack holds it or its header
+// cannot be read (Size, asked for that one object, says why). The objects
+// are read in pack order, not the caller's, so a directory's blobs, which
+// git writes next to each other, are read in one forward sweep over the
+// pages that hold them: on a freshly mapped pack 337 ns a blob against
+// 1,095 in hash order (BenchmarkSizeAllBlobs, cold-map). Deltas' types are
+// not resolved: a listing knows them. The error is ErrClosed, or a short out.
 func (p *Packs) Sizes(ids []plumbing.Hash, out []int64) error {
 	if len(out) < len(ids) {
 		return fmt.Errorf("packfile: %d ids but room for %d sizes", len(ids), len(out))
@@ -401,11 +404,9 @@ func (p *Packs) Sizes(ids []plumbing.Hash, out []int64) error {
 		out[i] = -1
 		for j, pk := range p.packs {
 			if k, ok := pk.idx.find(id); ok {
-				off, err := pk.idx.offset(k)
-				if err != nil {
-					return fmt.Errorf("object %s: %w", id, err)
+				if off, err := pk.idx.offset(k); err == nil {
+					locs = append(locs, loc{j, off, i})
 				}
-				locs = append(locs, loc{j, off, i})
 				break
 			}
 		}
@@ -414,11 +415,9 @@ func (p *Packs) Sizes(ids []plumbing.Hash, out []int64) error {
 		return cmp.Or(cmp.Compare(a.pack, b.pack), cmp.Compare(a.off, b.off))
 	})
 	for _, l := range locs {
-		size, err := p.packs[l.pack].size(l.off)
-		if err != nil {
-			return fmt.Errorf("object %s: %w", ids[l.i], err)
+		if size, err := p.packs[l.pack].size(l.off); err == nil {
+			out[l.i] = size
 		}
-		out[l.i] = size
 	}
 	return nil
 }

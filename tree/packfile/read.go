@@ -14,7 +14,6 @@ import (
 	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	gitpack "github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -333,14 +332,9 @@ func (p *Packs) resolve(pk *pack, off uint64, h objectHeader, bases *Bases) ([]b
 		if err != nil {
 			return nil, 0, err
 		}
-		out, err := gitpack.PatchDelta(base, delta)
+		out, err := applyDelta(base, delta)
 		if err != nil {
 			return nil, 0, fmt.Errorf("pack %s: delta at offset %d: %w", l.pk.name, l.off, err)
-		}
-		if cap(out) > len(out)+len(out)/16 {
-			// go-git grows its result by doubling: what is kept (cached,
-			// or held by a stream) should not carry up to twice its size.
-			out = slices.Clone(out)
 		}
 		base = out
 		if i > 0 && bases != nil {

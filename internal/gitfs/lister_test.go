@@ -1,0 +1,105 @@
+package gitfs_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gitnfs/gitnfs/internal/gitfs"
+	"github.com/gitnfs/gitnfs/internal/testrepo"
+	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/vfs"
+)
+
+// TestListingAttributesAreTheNodesAttributes: what a listing says of entry
+// i (vfs.AttrLister, its blobs sized together in pack order) is what the FS
+// says of Node(i) (InlineAttr, a blob sized alone), for every kind of entry
+// and with both rules; each size is git's (ls-tree -l). A blob whose object
+// is gone fails both ways, for that entry alone.
+func TestListingAttributesAreTheNodesAttributes(t *testing.T) {
+	repo := testrepo.Init(t, true)
+	files := map[string]testrepo.File{
+		"d/run.sh":  {Mode: "100755", Data: []byte("#!/bin/sh\n")},
+		"d/link":    {Mode: "120000", Data: []byte("run.sh")},
+		"d/sub":     {Mode: "160000", Data: []byte("0123456789012345678901234567890123456789")},
+		"d/e/x":     {Mode: "100644", Data: []byte("x\n")},
+		"d/gone":    {Mode: "100644", Data: []byte("this blob's object will be deleted\n")},
+		"d/empty":   {Mode: "100644", Data: nil},
+		"d/f0.txt":  {Mode: "100644", Data: nil},
+		"d/big.txt": {Mode: "100644", Data: []byte(fmt.Sprintf("%0900d\n", 7))},
+	}
+	for i := 0; i < 40; i++ {
+		files[fmt.Sprintf("d/f%02d.txt", i)] = testrepo.File{Mode: "100644", Data: []byte(fmt.Sprintf("file %d\n%0400d\n", i, i))}
+	}
+	testrepo.Commit(t, repo, files, "kinds")
+	sizes := map[string]int64{}
+	for _, e := range testrepo.LsTree(t, repo, "HEAD") {
+		sizes[e.Path] = e.Size
+	}
+	packAllBut(t, repo, strings.TrimSpace(testrepo.Git(t, repo, "rev-parse", "HEAD:d/gone")))
+
+	store, err := tree.Open(repo, tree.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	snap, err := store.Resolve("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, symlinks := range []bool{false, true} {
+		fs := gitfs.New(store, snap, gitfs.Options{Inline: gitfs.InlineRule{Symlinks: symlinks}})
+		d, err := fs.Resolve("d")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ents, err := fs.ReadDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lister, ok := ents.(vfs.AttrLister)
+		if !ok {
+			t.Fatalf("a git directory's listing is no vfs.AttrLister")
+		}
+		failed := 0
+		for i := 0; i < ents.Len(); i++ {
+			n := ents.Node(i)
+			a, ok, err := lister.InlineAttr(i)
+			b, okB, errB := fs.InlineAttr(n)
+			if (err == nil) != (errB == nil) || ok != okB || a != b {
+				t.Errorf("symlinks %v: %s: listing says %+v %v %v, node says %+v %v %v", symlinks, n.Path, a, ok, err, b, okB, errB)
+			}
+			switch {
+			case err != nil:
+				failed++
+				if n.Path != "d/gone" {
+					t.Errorf("%s: %v", n.Path, err)
+				}
+			case ok && a.Type != vfs.Dir && int64(a.Size) != sizes[n.Path]:
+				t.Errorf("%s: size %d, git says %d", n.Path, a.Size, sizes[n.Path])
+			}
+		}
+		if failed != 1 {
+			t.Errorf("symlinks %v: %d entries failed, want 1 (d/gone, whose object is gone)", symlinks, failed)
+		}
+	}
+}
+
+// packAllBut packs every (loose) object of repo but id, and deletes id:
+// a store that lost one object.
+func packAllBut(t *testing.T, repo, id string) {
+	t.Helper()
+	var keep []string
+	for _, o := range strings.Fields(testrepo.Git(t, repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")) {
+		if o != id {
+			keep = append(keep, o)
+		}
+	}
+	testrepo.Git2(t, repo, []byte(strings.Join(keep, "\n")+"\n"), "pack-objects", "-q", filepath.Join(repo, "objects/pack/pack"))
+	testrepo.Git(t, repo, "prune-packed")
+	if err := os.Remove(filepath.Join(repo, "objects", id[:2], id[2:])); err != nil {
+		t.Fatal(err)
+	}
+}
