@@ -494,14 +494,43 @@ func (s *Store) missingSize(blob plumbing.Hash) (int64, error) {
 }
 
 // fetchMissing brings h (a blob, or a tree with its subtrees) into the
-// object store, with what fetchBatch prefetches beside it.
-func (s *Store) fetchMissing(h plumbing.Hash) error {
-	t := s.lazy.fetcher.Fetch(h, s.fetchBatch(h))
+// object store, with also and what fetchBatch prefetches beside it.
+func (s *Store) fetchMissing(h plumbing.Hash, also ...plumbing.Hash) error {
+	t := s.lazy.fetcher.Fetch(h, append(also, s.fetchBatch(h)...))
 	go func() { <-t.Done(); s.lazy.fetched() }()
 	if err := s.await(t, h); err != nil && !s.arrived(err, h) {
 		return err
 	}
 	return nil
+}
+
+// Local makes sure blobs are in the object store before a caller reads
+// them whole: nil at once when they are (always, unless the repository is
+// a partial clone; zero ids and a merge's virtual blobs count as there);
+// otherwise one fetch asks for every missing one, and a NoWait store
+// answers a *PendingError at once instead of waiting for it. The merge
+// view asks it for a conflicted path's blobs before merging them: without
+// it the merge engine, which reads through a waiting store, held a GETATTR
+// that nfs answers on the connection's reading goroutine (a Cheap call)
+// for the whole fetch, and every call behind it on that connection.
+func (s *Store) Local(blobs ...plumbing.Hash) error {
+	if s.lazy == nil {
+		return nil
+	}
+	var missing []plumbing.Hash
+	for _, h := range blobs {
+		if h.IsZero() || s.hasLocal(h) {
+			continue
+		}
+		if _, virtual := s.virtual.blob(h); virtual {
+			continue
+		}
+		missing = append(missing, h)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return s.fetchMissing(missing[0], missing[1:]...)
 }
 
 // arrived reports whether h is in the object store after its batch ended

@@ -37,10 +37,13 @@ const (
 type FS struct {
 	merge *mergeort.Result
 	store *tree.Store
-	opts  Options
-	attrs fattr.Context
-	plain *gitfs.Trees // every node one side's tree serves as is
-	root  vfs.Node
+	// nowait is store without waiting for a partial clone's fetches: what
+	// plain nodes are served from, and what local asks (see there).
+	nowait *tree.Store
+	opts   Options
+	attrs  fattr.Context
+	plain  *gitfs.Trees // every node one side's tree serves as is
+	root   vfs.Node
 	// longPaths resolves the handles too short to carry their path, for
 	// merged and plain nodes alike (plain shares it).
 	longPaths vfs.LongPaths
@@ -73,7 +76,8 @@ func newFS(store *tree.Store, m *mergeort.Result, opts Options, dates *gitfs.Dat
 	// Plain subtrees never wait for a partial clone's promisor remote
 	// (tree.Store.NoWait); the merge engine, which needs whole blobs to
 	// merge, does.
-	f.plain = gitfs.NewTrees(store.NoWait(), f.attrs, &f.longPaths, dates, opts.Inline)
+	f.nowait = store.NoWait()
+	f.plain = gitfs.NewTrees(f.nowait, f.attrs, &f.longPaths, dates, opts.Inline)
 	root := m.Root()
 	f.root = f.entryNode(vfs.RootID, "", &root)
 	return f
@@ -262,6 +266,9 @@ func (f *FS) Attr(n vfs.Node) (vfs.Attr, error) {
 		if c, err = f.mergedFile(n); err != nil {
 			break
 		}
+		if err = f.local(c); err != nil {
+			break
+		}
 		var size int64
 		if size, err = f.merge.Size(c, n.Path); err == nil {
 			a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: c.Kind()}, fixedSizer{size: size})
@@ -316,7 +323,19 @@ func (f *FS) ReadAt(n vfs.Node, p []byte, off int64) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := f.local(c); err != nil {
+		return 0, err
+	}
 	return f.merge.ReadAt(c, n.Path, p, off)
+}
+
+// local answers a vfs.Pending while c's blobs are being fetched from a
+// partial clone's promisor remote (tree.Store.Local), before the merge
+// engine, which waits for them, is asked: nfs then waits off the
+// connection's reading goroutine, where it answers a GETATTR.
+func (f *FS) local(c *mergeort.File) error {
+	blobs := c.Blobs()
+	return f.nowait.Local(blobs[:]...)
 }
 
 // Readlink implements vfs.FS: the target is the blob's bytes (a conflicted
@@ -327,6 +346,9 @@ func (f *FS) Readlink(n vfs.Node) (string, error) {
 	}
 	c, err := f.mergedFile(n)
 	if err != nil {
+		return "", err
+	}
+	if err := f.local(c); err != nil {
 		return "", err
 	}
 	size, err := f.merge.Size(c, n.Path)

@@ -73,6 +73,21 @@ type File struct {
 	extraMarker int
 }
 
+// Blobs are the blobs materializing c reads: its three versions for a
+// line-level merge, else its result (none for a submodule, a commit id
+// served as an empty directory). Zero ids stand for a missing version.
+// A frontend that must not wait for a partial clone's fetch asks for them
+// first (tree.Store.Local).
+func (c *File) Blobs() [3]plumbing.Hash {
+	switch {
+	case c.merge:
+		return [3]plumbing.Hash{c.base, c.ours, c.theirs}
+	case c.result.Kind == tree.Gitlink:
+		return [3]plumbing.Hash{}
+	}
+	return [3]plumbing.Hash{c.result.Hash}
+}
+
 func (c *File) contentKind() Kind {
 	if c.noBase {
 		return KindAddAdd
