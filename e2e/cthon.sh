@@ -25,7 +25,8 @@
 #   e2e/cthon.sh [--keep] [--writable-ro]
 #     --writable-ro  serve the "read-only" export with an overlay, to watch
 #                    the read-only checks fail
-# Environment: CTHON_SRC=dir (default ../shared/cthon04 beside the repo),
+# Environment: CTHON_SRC=dir (default ../shared/cthon04 beside the repo, or
+# beside the repository a clone was cloned from),
 # GITNFS_BIN=path skips the build, LINUX_CLIENT_BUILD as for run.sh.
 # Exit: 0 all passed; 1 a check failed; 2 usage or setup error.
 set -euo pipefail
@@ -46,6 +47,12 @@ T0=$SECONDS
 phase() { echo "cthon.sh: [$((SECONDS - T0))s] $*" >&2; }
 
 SRC=${CTHON_SRC:-$ROOT/../shared/cthon04}
+# A clone made elsewhere (git clone . /tmp/x) finds it beside the
+# repository it was cloned from.
+if [[ -z ${CTHON_SRC:-} && ! -d $SRC ]]; then
+  origin=$(git -C "$ROOT" remote get-url origin 2>/dev/null || true)
+  [[ -n $origin && -d $origin/../shared/cthon04 ]] && SRC=$origin/../shared/cthon04
+fi
 [[ -f $SRC/basic/test1.c && -f $SRC/special/telldir.c ]] || die "no cthon04 source at $SRC (set CTHON_SRC)"
 SRC=$(cd "$SRC" && pwd)
 # gcc with a static libc (libc6-dev) builds cthon04 and the probes.
