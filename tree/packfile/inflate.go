@@ -320,6 +320,13 @@ func (t *lengthTable) build(lengths *[19]uint8) bool {
 	return true
 }
 
+// errNoEndOfBlock refuses a dynamic block whose literal code has no
+// end-of-block symbol: such a block can never end, so the stream is bad as a
+// whole, and zlib (git's inflater) refuses it at once with "invalid code --
+// missing end-of-block". compress/flate decodes it until the first symbol it
+// cannot place, so a short prefix of it can look fine there.
+var errNoEndOfBlock = errors.New("deflate: no end-of-block code")
+
 var (
 	lengthBase  = [29]uint16{3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258}
 	lengthExtra = [29]uint8{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0}
@@ -483,7 +490,7 @@ func (s *inflateState) dynamic() error {
 	}
 	s.bitbuf, s.bitcnt = buf, cnt
 	if lengths[256] == 0 {
-		return errors.New("deflate: no end-of-block code")
+		return errNoEndOfBlock
 	}
 	// The distance code's counts, and the literal code's as the rest.
 	var distCount [maxCodeBits + 1]uint16

@@ -3,6 +3,7 @@ package packfile
 import (
 	"bytes"
 	"compress/flate"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"testing"
@@ -91,8 +92,32 @@ func FuzzInflatePrefix(f *testing.F) {
 		if k2, err2 := inflatePrefix(z, short, 2); err == nil && (err2 != nil || k2 > k || !bytes.Equal(short[:k2], got[:k2])) {
 			t.Fatalf("stopping after two varints: %q (%v), the full prefix %q", short[:k2], err2, got[:k])
 		}
+		if errors.Is(err, errNoEndOfBlock) {
+			// Refused as zlib refuses it; compress/flate may give a prefix
+			// but must not be able to decode the whole stream either.
+			if _, err := io.ReadAll(flate.NewReader(bytes.NewReader(z))); err == nil {
+				t.Fatalf("refused for a missing end-of-block code, but compress/flate decodes the whole stream")
+			}
+			return
+		}
 		if want, ok := flatePrefix(z, deltaHeaderMax); ok && (err != nil || !bytes.Equal(got[:k], want)) {
 			t.Fatalf("got %q (%v), compress/flate %q", got[:k], err, want)
 		}
 	})
+}
+
+// A dynamic block whose literal code has no end-of-block symbol (found by
+// FuzzInflatePrefix in CI) is refused before any byte is decoded, as zlib
+// 1.2.13 refuses it ("invalid code -- missing end-of-block", checked with
+// Python's zlib.decompressobj(-15) on these bytes), though compress/flate
+// decodes a 20-byte prefix of it.
+func TestInflateRefusesABlockWithoutEndOfBlock(t *testing.T) {
+	z := []byte("\x14\xceǹ\xa5 \x00\x05\xe0=U\x9c\x12\x14\xe5\xc9]\x9a\xd120\x8a\x19\x01C\a\xf3M\xf5\xffA000000000000")
+	if _, ok := flatePrefix(z, deltaHeaderMax); !ok {
+		t.Fatalf("compress/flate no longer decodes a prefix of it: the case this test pins is gone")
+	}
+	got := make([]byte, deltaHeaderMax)
+	if k, err := inflatePrefix(z, got, 0); !errors.Is(err, errNoEndOfBlock) || k != 0 {
+		t.Fatalf("got %d bytes (%v), want a refusal for the missing end-of-block code", k, err)
+	}
 }
