@@ -7,9 +7,9 @@ package nfs
 // shape RFC 1813 gives the procedure, and no call may allocate in
 // proportion to a length field it was sent.
 //
-// CI runs each for a bounded time:
+// CI runs each for a bounded number of inputs (a count, not a duration: see .ci/run):
 //
-//	go test -run '^$' -fuzz '^FuzzReadRecord$' -fuzztime 10s ./nfs
+//	go test -run '^$' -fuzz '^FuzzReadRecord$' -fuzztime 100000x ./nfs
 //
 // and plain `go test` replays the seeds below and testdata/fuzz/<Target>.
 

@@ -14,7 +14,7 @@ import (
 // The parsers see raw file bytes, so any input must give a value or an
 // error, never a panic or a read past the slice. Bounded runs, as CI would:
 //
-//	go test -run '^$' -fuzz '^FuzzPack$' -fuzztime 10s -fuzzminimizetime 1s ./tree/packfile
+//	go test -run '^$' -fuzz '^FuzzPack$' -fuzztime 45000x -fuzzminimizetime 1s ./tree/packfile
 //
 // (FuzzPack's inputs are whole packs: with the default minimizing time of
 // 60 s, a run spends most of its time shrinking each new input.)
