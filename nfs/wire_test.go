@@ -96,23 +96,9 @@ func (w *wireFS) ReadAt(n vfs.Node, p []byte, off int64) (int, error) {
 func (w *wireFS) Readlink(vfs.Node) (string, error) { return "", vfs.ErrNoEnt }
 func (w *wireFS) DirVerifier(vfs.Node) uint64       { return 1 }
 
-// logBuf collects a server's log lines.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// logBuf collects a server's log lines, and gives the server a logger that
+// writes them there.
+type logBuf struct{ nfstest.SyncBuffer }
 
 func (l *logBuf) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))

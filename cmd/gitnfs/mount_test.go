@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gitnfs/gitnfs/internal/mount"
+	"github.com/gitnfs/gitnfs/internal/nfstest"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 )
 
@@ -68,26 +67,8 @@ func mtRoot() *cobra.Command {
 	return root
 }
 
-// syncBuffer is a bytes.Buffer safe to read while a command writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func mtRun(args ...string) (stdout, stderr string, err error) {
-	var out, errb syncBuffer
+	var out, errb nfstest.SyncBuffer
 	root := mtRoot()
 	root.SetOut(&out)
 	root.SetErr(&errb)
@@ -305,7 +286,7 @@ func TestMountForegroundUnmountsOnSignalForcingIfRefused(t *testing.T) {
 	notifySignals = func(c chan<- os.Signal) func() { sigs <- c; return func() {} }
 	t.Cleanup(func() { notifySignals = old })
 
-	var out, errOut syncBuffer
+	var out, errOut nfstest.SyncBuffer
 	root := mtRoot()
 	root.SetOut(&out)
 	root.SetErr(&errOut)
@@ -484,7 +465,7 @@ func TestUmountStopsForegroundMount(t *testing.T) {
 	e := mtSetup(t)
 	// A foreground gitnfs mount in a process of its own (see init).
 	helper := exec.Command(e.gitnfs, "mount", "--repo", e.repo, e.mp)
-	var out, errOut syncBuffer
+	var out, errOut nfstest.SyncBuffer
 	helper.Stdout, helper.Stderr = &out, &errOut
 	if err := helper.Start(); err != nil {
 		t.Fatal(err)
