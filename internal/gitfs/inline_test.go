@@ -11,9 +11,8 @@ import (
 	"github.com/gitnfs/gitnfs/tree"
 )
 
-// listRoot serves repo's HEAD with rule over loopback and lists its root
-// with READDIRPLUS, by name.
-func listRoot(t *testing.T, repo string, rule gitfs.InlineRule) map[string]nfsclient.Entry {
+// openHEAD opens repo's store, closed when the test ends, and its HEAD.
+func openHEAD(t *testing.T, repo string) (*tree.Store, *tree.Snapshot) {
 	t.Helper()
 	store, err := tree.Open(repo, tree.Options{})
 	if err != nil {
@@ -24,6 +23,14 @@ func listRoot(t *testing.T, repo string, rule gitfs.InlineRule) map[string]nfscl
 	if err != nil {
 		t.Fatal(err)
 	}
+	return store, snap
+}
+
+// listRoot serves repo's HEAD with rule over loopback and lists its root
+// with READDIRPLUS, by name.
+func listRoot(t *testing.T, repo string, rule gitfs.InlineRule) map[string]nfsclient.Entry {
+	t.Helper()
+	store, snap := openHEAD(t, repo)
 	srv := nfstest.Serve(t, gitfs.New(store, snap, gitfs.Options{UID: 1000, GID: 1000, Inline: rule}), nfs.Options{})
 	c, root := nfstest.Mount(t, srv.Addr)
 	ents, _, err := c.ReaddirplusAll(root, 64<<10)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
-	"github.com/gitnfs/gitnfs/tree"
 	"github.com/gitnfs/gitnfs/vfs"
 )
 
@@ -40,15 +39,7 @@ func TestListingAttributesAreTheNodesAttributes(t *testing.T) {
 	}
 	packAllBut(t, repo, strings.TrimSpace(testrepo.Git(t, repo, "rev-parse", "HEAD:d/gone")))
 
-	store, err := tree.Open(repo, tree.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	snap, err := store.Resolve("HEAD")
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, snap := openHEAD(t, repo)
 	for _, symlinks := range []bool{false, true} {
 		fs := gitfs.New(store, snap, gitfs.Options{Inline: gitfs.InlineRule{Symlinks: symlinks}})
 		d, err := fs.Resolve("d")
