@@ -1,6 +1,7 @@
 # e2e/lib.sh — what the suites that serve several exports to one guest boot
-# share (sourced by e2e/cthon.sh and e2e/mounts.sh): free ports, starting
-# and stopping gitnfs servers, the guest script's report, the verdicts.
+# share (sourced by e2e/cthon.sh, e2e/mounts.sh and e2e/revisions.sh): free
+# ports, starting and stopping gitnfs servers, the guest script's report,
+# the verdicts. e2e/run.sh and e2e/promisor.sh use e2e_accepting alone.
 #
 # The sourcing script sets WORK (a fresh temp directory), BIN (gitnfs),
 # REPO, and `declare -A PORT SPID` and `PIDS=()` before calling these.
@@ -74,17 +75,23 @@ e2e_start() {
   PIDS+=($!)
 }
 
+# e2e_accepting PID PORT: 127.0.0.1:PORT accepts connections within 15 s,
+# while PID (the process that is to listen there) lives.
+e2e_accepting() {
+  for _ in $(seq 150); do
+    kill -0 "$1" 2>/dev/null || return 1
+    timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$2" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
 # e2e_wait_up KIND...: every server accepts connections (15 s each at most).
 e2e_wait_up() {
-  local kind up
+  local kind
   for kind in "$@"; do
-    up=0
-    for _ in $(seq 150); do
-      kill -0 "${SPID[$kind]}" 2>/dev/null || break
-      if timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/${PORT[$kind]}" 2>/dev/null; then up=1; break; fi
-      sleep 0.1
-    done
-    ((up)) || { tail -n 20 "$WORK/out/$kind.stderr" >&2; die "the $kind server did not start on 127.0.0.1:${PORT[$kind]}"; }
+    e2e_accepting "${SPID[$kind]}" "${PORT[$kind]}" ||
+      { tail -n 20 "$WORK/out/$kind.stderr" >&2; die "the $kind server did not start on 127.0.0.1:${PORT[$kind]}"; }
   done
 }
 

@@ -62,9 +62,8 @@ for tool in git-daemon git-upload-pack; do
   [[ -x $(git --exec-path)/$tool ]] || { echo "promisor.sh: $(git --exec-path)/$tool missing (it comes with git)" >&2; exit 2; }
 done
 
-FAIL=0
-fail() { echo "FAIL $*"; FAIL=1; }
-pass() { echo "PASS $*"; }
+SUITE=promisor.sh
+. "$HERE/lib.sh" # fail, pass, die, e2e_accepting
 
 # The sources, one per shape, served by one git daemon.
 source_repo() {
@@ -81,10 +80,7 @@ DPORT=$("$WORK/bin/census" freeport)
 setsid git daemon --reuseaddr --listen=127.0.0.1 --port="$DPORT" --base-path="$WORK/git" --export-all \
   "$WORK/git" > "$WORK/daemon.log" 2>&1 &
 DPID=$!
-for _ in $(seq 100); do
-  timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$DPORT" 2>/dev/null && break
-  sleep 0.1
-done
+e2e_accepting "$DPID" "$DPORT" || { cat "$WORK/daemon.log" >&2; die "git daemon did not start on 127.0.0.1:$DPORT"; }
 
 # counter NAME from a server's census table (its stderr).
 counter() { awk -v n="$2" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }' "$1/server.stderr"; }

@@ -63,6 +63,7 @@ HARNESS_ARGS=()
 usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"; }
 die() { echo "e2e: ERROR: $1" >&2; exit "${2:-2}"; }
 log() { echo "e2e: $*" >&2; }
+. "$HERE/lib.sh" # e2e_accepting
 
 while (($#)); do
   case "$1" in
@@ -179,13 +180,7 @@ else
     > "$OUT/server.stdout" 2> "$OUT/server.stderr" &
   SPID=$!
 fi
-up=0
-for _ in $(seq 150); do
-  kill -0 "$SPID" 2>/dev/null || break
-  if timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null; then up=1; break; fi
-  sleep 0.1
-done
-if ((up == 0)); then
+if ! e2e_accepting "$SPID" "$PORT"; then
   tail -n 20 "$OUT/server.stderr" >&2 || true
   die "the server did not accept connections on 127.0.0.1:$PORT within 15 s"
 fi
