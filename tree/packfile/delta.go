@@ -18,19 +18,14 @@ import (
 // without a preemption point: a trace of 8 such reads on 2 cores showed a
 // GETATTR of another client waiting 24 ms for a processor.
 func applyDelta(base, delta []byte) ([]byte, error) {
-	baseSize, n, err := deltaVarint(delta)
+	baseSize, size, n, err := parseDeltaSizes(delta)
 	if err != nil {
-		return nil, fmt.Errorf("delta base size: %w", err)
+		return nil, err
 	}
 	delta = delta[n:]
 	if baseSize != int64(len(base)) {
 		return nil, fmt.Errorf("delta is for a base of %d bytes, the base has %d", baseSize, len(base))
 	}
-	size, n, err := deltaVarint(delta)
-	if err != nil {
-		return nil, fmt.Errorf("delta result size: %w", err)
-	}
-	delta = delta[n:]
 	// Every instruction byte makes at most 0xffffff bytes (a copy) or
 	// 127 for one byte more (an insert): a size beyond that is corrupt,
 	// and is refused before anything that size is allocated.

@@ -35,7 +35,7 @@ func FuzzObjectHeader(f *testing.F) {
 				t.Fatal("distance 0 accepted")
 			}
 		}
-		base, result, err := parseDeltaSizes(b)
+		base, result, _, err := parseDeltaSizes(b)
 		if err == nil && (base < 0 || result < 0) {
 			t.Fatalf("negative delta sizes %d %d", base, result)
 		}

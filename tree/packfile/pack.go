@@ -160,17 +160,18 @@ func (p *pack) header(off uint64) (objectHeader, error) {
 const deltaHeaderMax = 20
 
 // parseDeltaSizes reads the base and result sizes that open a delta
-// (7 bits a byte, low bits first, git's get_delta_hdr_size).
-func parseDeltaSizes(b []byte) (base, result int64, err error) {
-	base, n, err := deltaVarint(b)
+// (7 bits a byte, low bits first, git's get_delta_hdr_size), and how many
+// bytes they took: the instructions follow.
+func parseDeltaSizes(b []byte) (base, result int64, n int, err error) {
+	base, n, err = deltaVarint(b)
 	if err != nil {
-		return 0, 0, fmt.Errorf("delta base size: %w", err)
+		return 0, 0, 0, fmt.Errorf("delta base size: %w", err)
 	}
-	result, _, err = deltaVarint(b[n:])
+	result, m, err := deltaVarint(b[n:])
 	if err != nil {
-		return 0, 0, fmt.Errorf("delta result size: %w", err)
+		return 0, 0, 0, fmt.Errorf("delta result size: %w", err)
 	}
-	return base, result, nil
+	return base, result, n + m, nil
 }
 
 func deltaVarint(b []byte) (int64, int, error) {
@@ -205,7 +206,8 @@ func deltaSizes(z []byte) (base, result int64, err error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("delta data: %w", err)
 	}
-	return parseDeltaSizes(buf[:n])
+	base, result, _, err = parseDeltaSizes(buf[:n])
+	return base, result, err
 }
 
 // deltaResultSize is the size of the object a delta at off (with header h)
