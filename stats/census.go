@@ -26,7 +26,7 @@ import (
 // export's share is the Census's own counters (so census.Internal and
 // census.RPC are the served export's, as they were when there was only
 // one), each revision's an Export of its own. The report sums them and
-// breaks them down (Report.Exports).
+// breaks them down (Report.Exports). A Census is made by New.
 type Census struct {
 	// Export is the served export's share. Its Internal is handed to the
 	// packages doing its work (tree.Options.Stats = &census.Internal).
@@ -123,8 +123,7 @@ func (c *Census) Served() *Export {
 	if c == nil {
 		return nil
 	}
-	c.Export.c = c
-	return &c.Export
+	return &c.Export // New linked it to c
 }
 
 // Mounted records that a client mounted this export by the revision name
