@@ -141,10 +141,15 @@ func (f *FS) mergedDir(n vfs.Node) (*mergeort.Dir, error) {
 	return d, nil
 }
 
+// mergedFile is n's conflicted file, its three versions local (a vfs.Pending
+// while a partial clone fetches them: local).
 func (f *FS) mergedFile(n vfs.Node) (*mergeort.File, error) {
 	c, ok := f.merge.FileByKey(gitfs.NodeKey(n))
 	if !ok {
 		return nil, fmt.Errorf("%s: conflicted path unknown to this server: %w", n.Path, vfs.ErrStale)
+	}
+	if err := f.local(c); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -266,9 +271,6 @@ func (f *FS) Attr(n vfs.Node) (vfs.Attr, error) {
 		if c, err = f.mergedFile(n); err != nil {
 			break
 		}
-		if err = f.local(c); err != nil {
-			break
-		}
 		var size int64
 		if size, err = f.merge.Size(c, n.Path); err == nil {
 			a, err = f.attrsAt(n.Path).Of(n.ID, tree.Entry{Kind: c.Kind()}, fixedSizer{size: size})
@@ -323,9 +325,6 @@ func (f *FS) ReadAt(n vfs.Node, p []byte, off int64) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := f.local(c); err != nil {
-		return 0, err
-	}
 	return f.merge.ReadAt(c, n.Path, p, off)
 }
 
@@ -346,9 +345,6 @@ func (f *FS) Readlink(n vfs.Node) (string, error) {
 	}
 	c, err := f.mergedFile(n)
 	if err != nil {
-		return "", err
-	}
-	if err := f.local(c); err != nil {
 		return "", err
 	}
 	size, err := f.merge.Size(c, n.Path)
