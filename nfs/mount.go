@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gitnfs/gitnfs/stats"
 	"github.com/gitnfs/gitnfs/vfs"
 )
 
@@ -62,7 +63,7 @@ func onMountMnt(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if err != nil {
 		st := mountStatus(err)
 		if s.limited(&s.mountLog) {
-			s.log.Warn("MOUNT refused", "path", dirpath, "status", mountStatusName(st), "err", err)
+			s.log.Warn("MOUNT refused", "path", dirpath, "status", stats.StatusName(stats.ProgMount, st), "err", err)
 		}
 		e.uint32(st)
 		return st
@@ -97,22 +98,6 @@ func mountStatus(err error) uint32 {
 		return mountErrAcces
 	}
 	return mountErrIO
-}
-
-func mountStatusName(st uint32) string {
-	switch st {
-	case mountErrNoEnt:
-		return "MNT3ERR_NOENT"
-	case mountErrNotDir:
-		return "MNT3ERR_NOTDIR"
-	case mountErrInval:
-		return "MNT3ERR_INVAL"
-	case mountErrNameLong:
-		return "MNT3ERR_NAMETOOLONG"
-	case mountErrAcces:
-		return "MNT3ERR_ACCES"
-	}
-	return "MNT3ERR_IO"
 }
 
 // onMountDump: the mount list is advisory and we keep none.
@@ -176,43 +161,6 @@ func MountPath(dirpath string) (string, error) {
 	return strings.Join(parts, "/"), nil
 }
 
-// MountHandle is MNT's answer for dirpath: the handle of that directory of
-// fs, byte for byte the one a LOOKUP walk from the root gives (handles are
-// computed from the node, never from how it was reached), so a mount of a
-// subdirectory survives restarts as a mount of "/" does, and under --follow
-// it turns NFS3ERR_STALE exactly when the directory is gone from the served
-// revision (as knfsd answers ESTALE for a removed export directory); a new
-// MNT of it is then MNT3ERR_NOENT. Errors name the path and wrap
-// vfs.ErrNoEnt (nothing there), vfs.ErrNotDir (a file, symlink or
-// submodule, or a path through one: symlinks are not followed, so a mount
-// never leaves the tree the path spells), vfs.ErrInval or
-// vfs.ErrNameTooLong (see MountPath).
-//
-// What ".." of a mounted subdirectory answers: its real parent, as knfsd
-// answers for a mount of a subdirectory inside an export. The export, not
-// the mounted path, is the boundary (RFC 1813 leaves it to the server; every
-// path here can be mounted by anyone allowed to mount "/"), and a handle
-// does not know through which mount it was obtained, which is what keeps it
-// equal to the LOOKUP walk's and valid across restarts. Clients do not walk
-// above their mount this way: the Linux client resolves ".." of its mount
-// root in the VFS (it crosses to the covered directory) and never sends
-// that LOOKUP, and libnfs normalises ".." out of its paths against the
-// mounted root. Only the root of the export is its own parent.
-func MountHandle(fs vfs.FS, dirpath string) ([]byte, error) {
-	p, err := MountPath(dirpath)
-	if err != nil {
-		return nil, err
-	}
-	n, err := fs.Resolve(p)
-	if err != nil {
-		return nil, fmt.Errorf("mount %q: %w", dirpath, err)
-	}
-	if n.Type != vfs.Dir {
-		return nil, fmt.Errorf("mount %q: %w: it is a %s", dirpath, vfs.ErrNotDir, typeName(n.Type))
-	}
-	return Handle(fs, n), nil
-}
-
 // ParseMountPath splits a MOUNT dirpath into the revision it names and the
 // path of the directory to mount, as MNT reads it on a server that serves
 // revisions (Options.Revisions):
@@ -248,13 +196,33 @@ func ParseMountPath(dirpath string) (rev, path string, err error) {
 }
 
 // MountHandle is MNT's answer for dirpath on this server: a directory of
-// the served export (MountHandle(fs, dirpath) says which and how), of a
-// revision ("REV:PATH", ParseMountPath), or reached through .gitnfs/rev.
-// The revision is resolved now, once: the handle names its commit, so the
-// mount stays on that commit whatever the branch does later, and resolves
-// after a restart without this MNT being repeated. Errors name the path and
-// wrap what MountHandle's do, and vfs.ErrAccess for a revision the server
-// refuses (--revisions).
+// the served export, of a revision ("REV:PATH", ParseMountPath), or reached
+// through .gitnfs/rev. The revision is resolved now, once: the handle names
+// its commit, so the mount stays on that commit whatever the branch does
+// later, and resolves after a restart without this MNT being repeated.
+//
+// The handle is byte for byte the one a LOOKUP walk from the root gives
+// (handles are computed from the node, never from how it was reached), so
+// a mount of a subdirectory survives restarts as a mount of "/" does, and
+// under --follow it turns NFS3ERR_STALE exactly when the directory is gone
+// from the served revision (as knfsd answers ESTALE for a removed export
+// directory); a new MNT of it is then MNT3ERR_NOENT. Errors name the path
+// and wrap vfs.ErrNoEnt (nothing there), vfs.ErrNotDir (a file, symlink or
+// submodule, or a path through one: symlinks are not followed, so a mount
+// never leaves the tree the path spells), vfs.ErrInval or
+// vfs.ErrNameTooLong (see MountPath), and vfs.ErrAccess for a revision the
+// server refuses (--revisions).
+//
+// What ".." of a mounted subdirectory answers: its real parent, as knfsd
+// answers for a mount of a subdirectory inside an export. The export, not
+// the mounted path, is the boundary (RFC 1813 leaves it to the server; every
+// path here can be mounted by anyone allowed to mount "/"), and a handle
+// does not know through which mount it was obtained, which is what keeps it
+// equal to the LOOKUP walk's and valid across restarts. Clients do not walk
+// above their mount this way: the Linux client resolves ".." of its mount
+// root in the VFS (it crosses to the covered directory) and never sends
+// that LOOKUP, and libnfs normalises ".." out of its paths against the
+// mounted root. Only the root of the export is its own parent.
 func (s *Server) MountHandle(dirpath string) ([]byte, error) { return s.view().mount(dirpath) }
 
 // mount is MountHandle for a MNT call: the request moves onto the export

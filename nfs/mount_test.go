@@ -129,7 +129,7 @@ func TestMountSubdirectory(t *testing.T) {
 
 // TestMountedSubdirectoryParent: ".." of a mounted subdirectory answers its
 // real parent (knfsd's answer for a subdirectory of an export; see
-// nfs.MountHandle), and the export's root stays its own parent.
+// Server.MountHandle), and the export's root stays its own parent.
 func TestMountedSubdirectoryParent(t *testing.T) {
 	s := serve(t, fixture(t), "HEAD")
 	c, root := dial(t, s)
