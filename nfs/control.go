@@ -135,12 +135,7 @@ func (c *controlFS) Lookup(dir vfs.Node, name string) (vfs.Node, error) {
 			return c.node(ctlRevPath, ctlRev), nil
 		}
 	case ctlRev, ctlRefs:
-		full := join(prefix(dir), name)
-		if _, isDir, err := c.revs.List(full); err != nil {
-			return vfs.Node{}, err
-		} else if isDir {
-			return c.node(join(ctlRevPath, full), ctlRefs), nil
-		}
+		return c.Resolve(join(dir.Path, name)) // a directory of refs, by its path
 	}
 	return vfs.Node{}, fmt.Errorf("%s: %w", join(dir.Path, name), vfs.ErrNoEnt)
 }
