@@ -27,7 +27,7 @@ func FuzzObjectInfoAnswer(f *testing.F) {
 	f.Add([]byte("fffftruncated"))
 	f.Add(append(appendPkt(nil, "size\n"), pktDelim...))
 	f.Fuzz(func(t *testing.T, answer []byte) {
-		lines, _, err := newPktReader(bytes.NewReader(answer)).readLines()
+		lines, err := newPktReader(bytes.NewReader(answer)).readLines()
 		if err != nil {
 			return
 		}

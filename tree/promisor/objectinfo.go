@@ -136,7 +136,7 @@ func (c *infoClient) sizesOnce(ctx context.Context, ids []plumbing.Hash, out map
 	if err != nil {
 		return err
 	}
-	lines, _, err := p.readLines()
+	lines, err := p.readLines()
 	if err != nil {
 		return fmt.Errorf("object-info: %w", err)
 	}

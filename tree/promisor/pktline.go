@@ -86,19 +86,17 @@ func (p *pktReader) read() ([]byte, pktKind, error) {
 	return b, pktData, nil
 }
 
-// readLines reads data packets up to a flush (or a delimiter, for which
-// delim is true), each without its trailing newline.
-func (p *pktReader) readLines() (lines []string, delim bool, err error) {
+// readLines reads data packets up to a flush or a delimiter, each without
+// its trailing newline.
+func (p *pktReader) readLines() (lines []string, err error) {
 	for {
 		b, kind, err := p.read()
 		if err != nil {
-			return lines, false, err
+			return lines, err
 		}
 		switch kind {
-		case pktFlushKind, pktResponseEnd:
-			return lines, false, nil
-		case pktDelimKind:
-			return lines, true, nil
+		case pktFlushKind, pktResponseEnd, pktDelimKind:
+			return lines, nil
 		}
 		lines = append(lines, string(trimLF(b)))
 	}

@@ -106,7 +106,7 @@ func newEndpoint(r Remote, e env) (endpoint, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", redact(u), err)
 		}
-		return &pipe{argv: uploadPackLocal(r, pu.Path, e), env: e}, nil
+		return &pipe{argv: uploadPackLocal(r, pu.Path, e)}, nil
 	case strings.HasPrefix(u, "ssh://"), strings.HasPrefix(u, "git+ssh://"), strings.HasPrefix(u, "ssh+git://"):
 		pu, err := url.Parse(u)
 		if err != nil {
@@ -130,7 +130,7 @@ func newEndpoint(r Remote, e env) (endpoint, error) {
 	if colon := strings.IndexByte(u, ':'); colon > 0 && !strings.Contains(u[:colon], "/") {
 		return sshEndpoint(r, u[:colon], "", u[colon+1:], e)
 	}
-	return &pipe{argv: uploadPackLocal(r, u, e), env: e}, nil
+	return &pipe{argv: uploadPackLocal(r, u, e)}, nil
 }
 
 // uploadPackLocal is the command that serves a local repository.
@@ -175,9 +175,9 @@ func sshEndpoint(r Remote, host, port, path string, e env) (endpoint, error) {
 	args = append(args, host, up+" "+shellQuote(path))
 	if shell != "" {
 		// As git runs GIT_SSH_COMMAND: through the shell, arguments after it.
-		return &pipe{argv: append([]string{"/bin/sh", "-c", shell + ` "$@"`, shell}, args...), env: e}, nil
+		return &pipe{argv: append([]string{"/bin/sh", "-c", shell + ` "$@"`, shell}, args...)}, nil
 	}
-	return &pipe{argv: append([]string{program}, args...), env: e}, nil
+	return &pipe{argv: append([]string{program}, args...)}, nil
 }
 
 func cfgGet(c Config, section, key string) string {
@@ -205,7 +205,7 @@ func readAdvertisement(p *pktReader) ([]string, error) {
 	line := string(trimLF(first))
 	if strings.HasPrefix(line, "# service=") {
 		// Smart HTTP's v0 preamble, which some servers send before v2 too.
-		if _, _, err := p.readLines(); err != nil {
+		if _, err := p.readLines(); err != nil {
 			return nil, err
 		}
 		if first, kind, err = p.read(); err != nil || kind != pktData {
@@ -215,10 +215,10 @@ func readAdvertisement(p *pktReader) ([]string, error) {
 	}
 	if line != "version 2" {
 		// v0/v1: refs; read to the flush so the connection can be closed cleanly.
-		_, _, err := p.readLines()
+		_, err := p.readLines()
 		return nil, err
 	}
-	caps, _, err := p.readLines()
+	caps, err := p.readLines()
 	if err != nil {
 		return nil, fmt.Errorf("reading the capability advertisement: %w", err)
 	}
@@ -278,7 +278,6 @@ func streamSession(rw io.ReadWriter, closeFn func() error) (*session, error) {
 // pipe runs upload-pack (locally, or through ssh) and talks on its stdio.
 type pipe struct {
 	argv []string
-	env  env
 }
 
 func (c *pipe) open(ctx context.Context) (*session, error) {
