@@ -435,16 +435,13 @@ func (s *Store) directoryMissing(blob plumbing.Hash) []plumbing.Hash {
 	if !ok {
 		return nil
 	}
-	l, ok := s.localListing(dir)
-	if !ok {
-		return nil
-	}
 	var out []plumbing.Hash
-	for _, e := range l.Entries {
-		if !e.Kind.IsDir() && e.Hash != blob && !s.hasLocal(e.Hash) {
-			out = append(out, e.Hash)
+	s.walkFrom(dir, false, func(h plumbing.Hash, _ bool) bool {
+		if h != blob && !s.hasLocal(h) {
+			out = append(out, h)
 		}
-	}
+		return true
+	})
 	return out
 }
 
