@@ -112,18 +112,15 @@ func run() error {
 		}
 		if baseBin != "" {
 			fmt.Fprintf(os.Stderr, "bench: row %s at %s...\n", s.row, *against)
-			_, baseFig, err := s.fn(work, baseBin)
-			if err != nil {
+			if _, baseFig, err := s.fn(work, baseBin); err != nil {
 				// An older gitnfs may lack what the row measures (row 9's
 				// REV: mounts): the row stands, its comparison says why not.
 				fmt.Fprintf(os.Stderr, "bench: row %s at %s: %v\n", s.row, *against, err)
 				sec.body += fmt.Sprintf("\nAgainst %s: not measured, the row failed there (%v).\n", *against, err)
-				fmt.Fprintf(os.Stderr, "%s\n%s\n", sec.title, sec.body)
-				secs = append(secs, sec)
-				continue
+			} else {
+				sec.body += fmt.Sprintf("\nAgainst %s (`go run ./bench -rows %s -against %s`, same run): %s %s here, %s there: **%.2fx** (lower is better).\n",
+					*against, s.row, *against, fig.name, fig.format(fig.value), fig.format(baseFig.value), fig.value/baseFig.value)
 			}
-			sec.body += fmt.Sprintf("\nAgainst %s (`go run ./bench -rows %s -against %s`, same run): %s %s here, %s there: **%.2fx** (lower is better).\n",
-				*against, s.row, *against, fig.name, fig.format(fig.value), fig.format(baseFig.value), fig.value/baseFig.value)
 		}
 		fmt.Fprintf(os.Stderr, "%s\n%s\n", sec.title, sec.body)
 		secs = append(secs, sec)

@@ -126,8 +126,8 @@ func rowRevisions(work, bin string) (section, figure, error) {
 	fmt.Fprintf(&b, "| peak RSS | %.1f MiB | %.1f MiB (sum) | %.2fx |\n", hwmOne, hwmSum, hwmOne/hwmSum)
 	fmt.Fprintf(&b, "| server CPU | %v | %v (sum) | %.2fx |\n", cpuOne.Round(time.Millisecond), cpuSum.Round(time.Millisecond), cpuOne.Seconds()/cpuSum.Seconds())
 	fmt.Fprintf(&b, "| a revision not seen yet: to its first READDIRPLUS reply | MOUNT → reply: median %v (%v-%v) | server start → reply: median %v (%v-%v) | %.3fx |\n",
-		medianD(firstOne).Round(time.Microsecond), minD(firstOne).Round(time.Microsecond), maxD(firstOne).Round(time.Microsecond),
-		medianD(firstEach).Round(time.Millisecond), minD(firstEach).Round(time.Millisecond), maxD(firstEach).Round(time.Millisecond),
+		medianD(firstOne).Round(time.Microsecond), slices.Min(firstOne).Round(time.Microsecond), slices.Max(firstOne).Round(time.Microsecond),
+		medianD(firstEach).Round(time.Millisecond), slices.Min(firstEach).Round(time.Millisecond), slices.Max(firstEach).Round(time.Millisecond),
 		medianD(firstOne).Seconds()/medianD(firstEach).Seconds())
 	fmt.Fprintf(&b, "\nReproduce: `go run ./bench -rows 9 [-riot PATH]`.\n")
 	return section{"9. Twenty revisions: one server against one server each", b.String()},
@@ -172,20 +172,4 @@ func lastCommits(repo string, n int) ([]string, error) {
 	revs := strings.Fields(out)
 	slices.Reverse(revs)
 	return revs, nil
-}
-
-func minD(v []time.Duration) time.Duration {
-	m := v[0]
-	for _, d := range v {
-		m = min(m, d)
-	}
-	return m
-}
-
-func maxD(v []time.Duration) time.Duration {
-	m := v[0]
-	for _, d := range v {
-		m = max(m, d)
-	}
-	return m
 }
