@@ -138,11 +138,10 @@ type listing struct {
 	f   *Trees
 	dir vfs.Node
 	l   *tree.Listing
-	// l's blob sizes, once an entry's attributes were asked, and whether
-	// this listing read them (else each use is a size-cache hit). Atomic:
-	// a listing may be kept and listed by several calls at once (the
-	// overlay keeps a recorded directory's base listing).
-	sizes     atomic.Pointer[[]int64]
+	// Whether this listing read its blob sizes (tree.Store.BlobSizes keeps
+	// them in l), else each use is a size-cache hit. Atomic: a listing may
+	// be kept and listed by several calls at once (the overlay keeps a
+	// recorded directory's base listing).
 	sizesRead atomic.Bool
 }
 
@@ -159,25 +158,18 @@ func (l *listing) Node(i int) vfs.Node {
 // (tree.Store.BlobSizes), read once for the directory in pack order.
 func (l *listing) InlineAttr(i int) (vfs.Attr, bool, error) {
 	e := l.l.Entries[i]
-	if e.Kind == tree.Symlink && !l.f.symlinkAttrs {
+	if !l.f.inlined(e) {
 		return vfs.Attr{}, false, nil
-	}
-	if !e.Kind.IsDir() && !l.f.store.InlineSize(e.Hash) {
-		return vfs.Attr{}, false, nil // as Trees.InlineAttr: a missing blob listed without sizes
 	}
 	size := int64(-1)
 	if e.Kind.IsBlob() {
-		sizes := l.sizes.Load()
-		if sizes == nil {
-			s, read := l.f.store.BlobSizes(l.l)
-			l.sizesRead.Store(read)
-			l.sizes.Store(&s)
-			sizes = &s
-		}
-		if !l.sizesRead.Load() {
+		sizes, read := l.f.store.BlobSizes(l.l)
+		if read {
+			l.sizesRead.Store(true)
+		} else if !l.sizesRead.Load() {
 			l.f.store.Stats().SizeCacheHits.Add(1)
 		}
-		size = (*sizes)[i]
+		size = sizes[i]
 	}
 	a, err := l.f.attr(vfs.ChildID(l.dir.ID, e.Name), e, l.dir.Path, e.Name, size)
 	return a, err == nil, err
@@ -220,16 +212,21 @@ func (k knownSize) BlobSize(plumbing.Hash) (int64, error) { return k.size, nil }
 // DEVELOPERS.md); everything else in a git tree is sized from a header or
 // is a constant, and so is a symlink (its size is its blob's).
 func (f *Trees) InlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
-	if n.Type == vfs.Lnk && !f.symlinkAttrs {
-		return vfs.Attr{}, false, nil
-	}
-	if n.Type != vfs.Dir && !f.store.InlineSize(NodeKey(n)) {
-		// A partial clone's missing blob, listed without sizes by choice
-		// (tree.PromisorOptions.ListWithoutSizes).
+	if !f.inlined(entryOf(n)) {
 		return vfs.Attr{}, false, nil
 	}
 	a, err := f.Attr(n)
 	return a, err == nil, err
+}
+
+// inlined is whether a listing carries e's attributes: not a symlink's
+// unless the InlineRule says so, nor a partial clone's missing blob's when
+// it is listed without sizes by choice (tree.PromisorOptions.ListWithoutSizes).
+func (f *Trees) inlined(e tree.Entry) bool {
+	if e.Kind == tree.Symlink && !f.symlinkAttrs {
+		return false
+	}
+	return e.Kind.IsDir() || f.store.InlineSize(e.Hash)
 }
 
 // ReadAt implements vfs.FS.
