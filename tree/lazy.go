@@ -246,7 +246,7 @@ func (s *Store) noteListing(dir plumbing.Hash, l *Listing) {
 			s.lazy.treeParents.note(e.Hash, dir)
 		case e.Kind == Gitlink:
 		default:
-			if _, found, _ := s.mappedSize(e.Hash); !found {
+			if !s.mapped(e.Hash) {
 				s.lazy.parents.note(e.Hash, dir)
 			}
 		}

@@ -137,6 +137,22 @@ func (s *Store) mappedSize(h plumbing.Hash) (size int64, found bool, err error) 
 	return 0, false, nil
 }
 
+// mapped reports whether a mapped pack's index lists h (a pack that cannot
+// answer counts as holding it, as mappedSize's found does). A listing of a
+// partial clone asks it of every blob: mappedSize would read each header,
+// and walk each delta's chain of bases, only to learn that.
+func (s *Store) mapped(h plumbing.Hash) bool {
+	for _, b := range s.backends {
+		if b.packed == nil {
+			continue
+		}
+		if ok, err := b.packed.Has(h); ok || err != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // refreshPacked re-scans every backend's pack directory; it reports
 // whether any set of packs changed (so a miss is worth retrying).
 func (s *Store) refreshPacked() bool {

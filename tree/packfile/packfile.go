@@ -291,6 +291,18 @@ func DecodePrefix(prefix string) (raw []byte, nibbles int, err error) {
 	return raw, len(prefix), nil
 }
 
+// Has reports whether a pack holds id, from the indexes alone: no object
+// header is read (Size reads it, and a delta's chain of bases).
+func (p *Packs) Has(id plumbing.Hash) (bool, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return false, ErrClosed
+	}
+	_, _, ok, err := find(p.packs, id)
+	return ok, err
+}
+
 // Size returns the type and inflated size of the object id. For a delta,
 // the size comes from the delta's own header and the type from the header
 // of the base object at the end of its chain (nothing is inflated but the

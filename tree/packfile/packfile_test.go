@@ -28,6 +28,9 @@ func checkAgainstGit(t *testing.T, dir string, p *Packs) {
 		if kind.String() != o.kind || size != o.size {
 			t.Errorf("Size(%s) = %s %d, git says %s %d", o.id, kind, size, o.kind, o.size)
 		}
+		if has, err := p.Has(o.id); !has || err != nil {
+			t.Errorf("Has(%s) = %v, %v; git has it", o.id, has, err)
+		}
 	}
 	perm := rand.New(rand.NewPCG(1, 2)).Perm(len(objs))
 	ids := make([]plumbing.Hash, len(objs))
@@ -108,6 +111,9 @@ func TestLooseAndMissingObjectsAreNotFound(t *testing.T) {
 		if size, kind, ok, err := p.Size(id); ok || err != nil {
 			t.Errorf("Size(%s) = %d %s ok=%v err=%v, want not found", id, size, kind, ok, err)
 		}
+		if has, err := p.Has(id); has || err != nil {
+			t.Errorf("Has(%s) = %v, %v; want not found", id, has, err)
+		}
 	}
 	out := []int64{7}
 	if err := p.Sizes([]plumbing.Hash{plumbing.NewHash(loose)}, out); err != nil || out[0] != -1 {
@@ -183,6 +189,9 @@ func TestClosedReaderSaysSo(t *testing.T) {
 	}
 	if _, _, _, err := p.Size(plumbing.Hash{}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Size after Close: %v", err)
+	}
+	if _, err := p.Has(plumbing.Hash{}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Has after Close: %v", err)
 	}
 	if err := p.Sizes(nil, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("Sizes after Close: %v", err)
