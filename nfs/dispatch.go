@@ -60,11 +60,7 @@ func (c *conn) dispatch(rec []byte) (reusable bool) {
 func (c *conn) serveInline(p procFunc, rec []byte, start time.Time) {
 	r := &c.inline
 	at := len(c.batch)
-	r.e.b = appendAcceptedHeader(c.batch, r.call.xid, acceptSuccess)
-	r.d = decoder{b: r.call.args}
-	x := c.s.current.Load()
-	r.view = view{Server: c.s, export: x, served: x}
-	status := c.run(p, r)
+	status := c.runOn(p, r, c.batch, c.s.current.Load())
 	if r.view.pending != nil && c.s.opts.FetchWait > 0 && retryable(r.call.proc, status) {
 		// It needs data being fetched: it waits on its own goroutine,
 		// never on this one (pending.go).
@@ -79,6 +75,16 @@ func (c *conn) serveInline(p procFunc, rec []byte, start time.Time) {
 	c.batch = finishRecordAt(r.e.b, at)
 	// Nothing of this call may outlive it: the record is read over next.
 	r.e.b, r.d.b, r.call.args, r.view = nil, nil, nil, view{}
+}
+
+// runOn runs p for r on export x (as the request finds it; resolving a
+// handle may move it), the reply appended to b after the accepted-reply
+// header.
+func (c *conn) runOn(p procFunc, r *request, b []byte, x *export) uint32 {
+	r.e.b = appendAcceptedHeader(b, r.call.xid, acceptSuccess)
+	r.d = decoder{b: r.call.args}
+	r.view = view{Server: c.s, export: x, served: x}
+	return c.run(p, r)
 }
 
 // serveConcurrently runs a procedure that may block on its own goroutine,
@@ -224,11 +230,7 @@ func (c *conn) serve(p procFunc, r *request) {
 	}
 	// The procedure grows the buffer to what it really answers (a READ of a
 	// bad handle or of a small file allocates nothing near its count).
-	r.e.b = appendAcceptedHeader(getBuf(), call.xid, acceptSuccess)
-	r.d = decoder{b: call.args}
-	x := c.s.current.Load()
-	r.view = view{Server: c.s, export: x, served: x}
-	status := c.run(p, r)
+	status := c.runOn(p, r, getBuf(), c.s.current.Load())
 	if r.view.pending != nil {
 		status = c.rerunWhenReady(p, r, status)
 	}

@@ -91,10 +91,7 @@ func (c *conn) rerunWhenReady(p procFunc, r *request, status uint32) uint32 {
 		if !c.waitPending(r.view.pending, deadline) {
 			break
 		}
-		r.e.b = appendAcceptedHeader(r.e.b[:0], r.call.xid, acceptSuccess)
-		r.d = decoder{b: r.call.args}
-		r.view = view{Server: c.s, export: x, served: x}
-		status = c.run(p, r)
+		status = c.runOn(p, r, r.e.b[:0], x)
 	}
 	return status
 }
