@@ -214,8 +214,11 @@ func git(dir string, stdin io.Reader, args ...string) (string, error) {
 func rowCPU(work, bin string) (section, figure, error) {
 	repo := filepath.Join(work, "cpu")
 	checkout := filepath.Join(work, "cpu-checkout")
-	stock := filepath.Join(work, "stockgonfs")
-	if _, err := os.Stat(stock); err == nil { // made by an earlier call (-against)
+	stock, err := tool(work, "stockgonfs")
+	if err != nil {
+		return section{}, figure{}, err
+	}
+	if _, err := os.Stat(checkout); err == nil { // made by an earlier call (-against)
 		return measureCPU(repo, checkout, stock, bin)
 	}
 	if _, err := git(work, nil, "init", "-q", "--bare", repo); err != nil {
@@ -239,10 +242,20 @@ func rowCPU(work, bin string) (section, figure, error) {
 	if out, err := exec.Command("sh", "-c", "git --git-dir="+repo+" archive HEAD | tar -x -C "+checkout).CombinedOutput(); err != nil {
 		return section{}, figure{}, fmt.Errorf("checkout: %v %s", err, out)
 	}
-	if out, err := exec.Command("go", "build", "-o", stock, "./bench/stockgonfs").CombinedOutput(); err != nil {
-		return section{}, figure{}, fmt.Errorf("build stockgonfs: %v\n%s", err, out)
-	}
 	return measureCPU(repo, checkout, stock, bin)
+}
+
+// tool is the program ./bench/NAME, built once into WORK/tools: rows that
+// use the same one, and a row run again with -against, share it.
+func tool(work, name string) (string, error) {
+	out := filepath.Join(work, "tools", name)
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	if b, err := exec.Command("go", "build", "-o", out, "./bench/"+name).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build bench/%s: %v\n%s", name, err, b)
+	}
+	return out, nil
 }
 
 func measureCPU(repo, checkout, stock, bin string) (section, figure, error) {

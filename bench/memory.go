@@ -207,11 +207,9 @@ func concurrentReads(work, bin string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	probe := filepath.Join(work, "probe-loadgen")
-	if _, err := os.Stat(probe); err != nil {
-		if out, err := exec.Command("go", "build", "-o", probe, "./bench/loadgen").CombinedOutput(); err != nil {
-			return "", fmt.Errorf("build loadgen: %v\n%s", err, out)
-		}
+	probe, err := tool(work, "loadgen")
+	if err != nil {
+		return "", err
 	}
 	deltas, err := git(repo, nil, "cat-file", "--batch-check=%(objectname) %(deltabase)", "--batch-all-objects")
 	if err != nil {

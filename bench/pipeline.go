@@ -70,13 +70,11 @@ type pipeCase struct {
 // on the machine falls on both alike; each round gives a ratio and the table
 // shows medians.
 func rowPipeline(work, bin string) (section, figure, error) {
-	tools := filepath.Join(work, "pipeline-tools")
-	floorBin, loadgen, stock := filepath.Join(tools, "floor"), filepath.Join(tools, "loadgen"), filepath.Join(tools, "stockgonfs")
-	if _, err := os.Stat(stock); err != nil { // else made by an earlier call (-against)
-		for pkg, out := range map[string]string{"./bench/floor": floorBin, "./bench/loadgen": loadgen, "./bench/stockgonfs": stock} {
-			if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
-				return section{}, figure{}, fmt.Errorf("build %s: %v\n%s", pkg, err, b)
-			}
+	var floorBin, loadgen, stock string
+	for name, out := range map[string]*string{"floor": &floorBin, "loadgen": &loadgen, "stockgonfs": &stock} {
+		var err error
+		if *out, err = tool(work, name); err != nil {
+			return section{}, figure{}, err
 		}
 	}
 	repo, checkout, err := pipelineRepo(work)
