@@ -79,10 +79,6 @@ type PromisorOptions struct {
 	ListWithoutSizes bool
 	// Log receives a line per failed round trip.
 	Log *slog.Logger
-	// Git is the git binary that fetches; "" is git from PATH.
-	Git string
-	// MaxRunning bounds concurrent fetches (and object-info requests); 0: 4.
-	MaxRunning int
 	// SizeBatch bounds the ids one object-info request asks beyond the
 	// directory missed in; 0: sizeBatch (4,096).
 	SizeBatch int
@@ -173,19 +169,17 @@ func (s *Store) openLazy(opts Options) {
 	l.treeParents.max = l.parents.max
 	l.treeParents.m = make(map[plumbing.Hash]plumbing.Hash)
 	l.fetcher = promisor.New(promisor.Options{
-		GitDir:     s.gitDir,
-		Remotes:    remotes,
-		Config:     s.config,
-		Git:        opts.Promisor.Git,
-		Offline:    opts.Promisor.Offline,
-		Stats:      s.stats,
-		Log:        opts.Promisor.Log,
-		MaxRunning: opts.Promisor.MaxRunning,
-		Getenv:     getenv,
-		Has:        s.localSize,
-		Fetched:    func() { s.refreshPacked() },
-		Sized:      func(id plumbing.Hash, size int64) { s.sizes.put(id, size) },
-		Unsized:    func(id plumbing.Hash) { l.unsized.Store(id, struct{}{}) },
+		GitDir:  s.gitDir,
+		Remotes: remotes,
+		Config:  s.config,
+		Offline: opts.Promisor.Offline,
+		Stats:   s.stats,
+		Log:     opts.Promisor.Log,
+		Getenv:  getenv,
+		Has:     s.localSize,
+		Fetched: func() { s.refreshPacked() },
+		Sized:   func(id plumbing.Hash, size int64) { s.sizes.put(id, size) },
+		Unsized: func(id plumbing.Hash) { l.unsized.Store(id, struct{}{}) },
 	})
 	s.lazy = l
 }

@@ -22,19 +22,19 @@ var ErrOffline = errors.New("not in the local object store, and not fetched: ser
 // serves object-info: the caller fetches the content to learn sizes.
 var ErrNoObjectInfo = errNoObjectInfo
 
-// Defaults of Options.
+// Bounds of a Fetcher's work.
 const (
-	// defaultMaxRunning bounds the git fetch processes (and, apart, the
+	// maxRunning bounds the git fetch processes (and, apart, the
 	// object-info requests) running at once: requests that arrive while
 	// all are busy join one batch, started when one finishes, so a burst
 	// costs a few round trips, not one each.
-	defaultMaxRunning = 4
-	// defaultFetchTimeout kills a git fetch that has not finished: a remote
+	maxRunning = 4
+	// fetchTimeout kills a git fetch that has not finished: a remote
 	// that accepts a connection and then hangs must not hold objects "in
 	// flight" forever. Generous: one batch may carry a directory of big
 	// files over a slow link.
-	defaultFetchTimeout = 10 * time.Minute
-	defaultInfoTimeout  = 30 * time.Second
+	fetchTimeout = 10 * time.Minute
+	infoTimeout  = 30 * time.Second
 	// Backoff after a failed round trip, per remote: the next request
 	// within it is answered with the failure at once (no storm of doomed
 	// fetches while a remote is down), the first after it tries again.
@@ -52,8 +52,6 @@ type Options struct {
 	Remotes []Remote // in the order git tries them (Remotes)
 	// Config is read for core.sshCommand and ssh.variant (object-info over ssh).
 	Config Config
-	// Git is the git binary; "" is "git" from PATH.
-	Git string
 	// Offline answers ErrOffline instead of fetching.
 	Offline bool
 	Stats   *stats.Internal
@@ -69,10 +67,7 @@ type Options struct {
 	Sized   func(id plumbing.Hash, size int64)
 	Unsized func(id plumbing.Hash)
 
-	FetchTimeout time.Duration // 0: 10 minutes
-	InfoTimeout  time.Duration // 0: 30 seconds
-	MaxRunning   int           // 0: 4
-	Getenv       func(string) string
+	Getenv func(string) string
 }
 
 // Fetcher fetches a partial clone's missing objects from its promisor
@@ -149,18 +144,6 @@ type health struct {
 
 // New returns a Fetcher for opts.Remotes (at least one).
 func New(opts Options) *Fetcher {
-	if opts.Git == "" {
-		opts.Git = "git"
-	}
-	if opts.FetchTimeout <= 0 {
-		opts.FetchTimeout = defaultFetchTimeout
-	}
-	if opts.InfoTimeout <= 0 {
-		opts.InfoTimeout = defaultInfoTimeout
-	}
-	if opts.MaxRunning <= 0 {
-		opts.MaxRunning = defaultMaxRunning
-	}
 	if opts.Stats == nil {
 		opts.Stats = new(stats.Internal)
 	}
@@ -184,12 +167,12 @@ func New(opts Options) *Fetcher {
 	}
 	f := &Fetcher{opts: opts, suspect: map[plumbing.Hash]bool{}, health: map[string]*health{}}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
-	e := env{git: opts.Git, getenv: opts.Getenv, cfg: opts.Config}
+	e := env{git: "git", getenv: opts.Getenv, cfg: opts.Config}
 	for _, r := range opts.Remotes {
 		f.info = append(f.info, newInfoClient(r, e))
 	}
-	f.fetches = lane{name: "fetch", max: opts.MaxRunning, run: f.fetchBatch, byID: map[plumbing.Hash]*batch{}}
-	f.sizes = lane{name: "object-info", max: opts.MaxRunning, run: f.sizeBatch, byID: map[plumbing.Hash]*batch{}}
+	f.fetches = lane{name: "fetch", max: maxRunning, run: f.fetchBatch, byID: map[plumbing.Hash]*batch{}}
+	f.sizes = lane{name: "object-info", max: maxRunning, run: f.sizeBatch, byID: map[plumbing.Hash]*batch{}}
 	return f
 }
 
@@ -373,10 +356,10 @@ func (f *Fetcher) fetchFromRemotes(ids []plumbing.Hash) error {
 // fetchOnce is one git fetch, counted in the census.
 func (f *Fetcher) fetchOnce(r Remote, ids []plumbing.Hash) error {
 	st := f.opts.Stats
-	ctx, cancel := context.WithTimeout(f.ctx, f.opts.FetchTimeout)
+	ctx, cancel := context.WithTimeout(f.ctx, fetchTimeout)
 	defer cancel()
 	start := time.Now()
-	err := runFetch(ctx, f.opts.Git, f.opts.GitDir, r.Name, ids)
+	err := runFetch(ctx, "git", f.opts.GitDir, r.Name, ids)
 	st.PromisorFetchNs.Add(time.Since(start).Nanoseconds())
 	st.PromisorFetches.Add(1)
 	st.PromisorObjectsAsked.Add(int64(len(ids)))
@@ -453,7 +436,7 @@ func (f *Fetcher) sizeBatch(b *batch) error {
 
 func (f *Fetcher) sizesOnce(c *infoClient, ids []plumbing.Hash) (map[plumbing.Hash]int64, error) {
 	st := f.opts.Stats
-	ctx, cancel := context.WithTimeout(f.ctx, f.opts.InfoTimeout)
+	ctx, cancel := context.WithTimeout(f.ctx, infoTimeout)
 	defer cancel()
 	start := time.Now()
 	got, err := c.sizes(ctx, ids)
