@@ -98,19 +98,13 @@ func Handle(fs vfs.FS, n vfs.Node) []byte {
 	return appendHandle(make([]byte, 0, maxHandle), &export{fs: fs, fsid: fs.Fsid()}, n)
 }
 
-// ResolveHandle maps a handle of the served export fs to a node; errors
-// wrap vfs.ErrStale or mean a malformed handle. It finds fs's abilities on
-// every call: it is for tests and tools, not the request path.
+// ResolveHandle maps a handle of the served export fs to a node as a
+// server of fs alone resolves it (a revision's handle is stale there);
+// errors wrap vfs.ErrStale or mean a malformed handle. It finds fs's
+// abilities on every call: it is for tests and tools, not the request path.
 func ResolveHandle(fs vfs.FS, h []byte) (vfs.Node, error) {
-	x := newExport(fs)
-	format, fsid, err := parseHandle(h)
-	if err != nil {
-		return vfs.Node{}, err
-	}
-	if format == revWithPath || format == revIDOnly || fsid != x.fsid {
-		return vfs.Node{}, vfs.ErrStale
-	}
-	return resolveIn(x, h)
+	_, n, err := (&Server{}).resolveHandle(newExport(fs), h)
+	return n, err
 }
 
 // parseHandle checks a handle's size and format and reads its fsid.
