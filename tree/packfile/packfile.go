@@ -1,11 +1,12 @@
 // Package packfile sizes git objects straight out of the packs of an
 // objects directory, as git does: each .pack and its .idx are mapped
-// read-only, an object is found by the index's fanout and a binary search,
-// and its size is a few header bytes in the pack (for a delta, the first
-// bytes of the delta stream, inflated just far enough to read the result
-// size). go-git's EncodedObjectSize does the same work through its storage
-// one object at a time under a lock the caller must hold; this reader
-// holds no mutable state while sizing, so any number of goroutines share it.
+// read-only, an object is found by the index's fanout and a guess by
+// proportion (then a binary search), and its size is a few header bytes in
+// the pack (for a delta, the first bytes of the delta stream, inflated just
+// far enough to read the result size). go-git's EncodedObjectSize does the
+// same work through its storage one object at a time under a lock the
+// caller must hold; this reader holds no mutable state while sizing, so any
+// number of goroutines share it.
 // BenchmarkSizeAllBlobs (8,000 blobs, 6,000 of them deltas, one run on 2
 // shared cores): 0.38 µs a blob, go-git 10.9 µs (28x), git cat-file
 // --batch-check 1.6 µs past its start-up.
@@ -22,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -406,29 +408,35 @@ func (p *Packs) Sizes(ids []plumbing.Hash, out []int64) error {
 	if p.closed {
 		return ErrClosed
 	}
-	type loc struct {
-		pack int
-		off  uint64
-		i    int
-	}
-	locs := make([]loc, 0, len(ids))
+	// Each object as one number, its offset above its place in ids, so
+	// that a sort of plain numbers puts them in pack order (each pack's
+	// own, which is what the sweep needs; objects of different packs
+	// interleave harmlessly): sorting structs by a comparison function was
+	// a tenth of sizing a 1,000-blob listing. An offset too large to share
+	// a number with its place lies past the end of any pack under 2^44
+	// bytes: -1, as size would find it.
+	shift := uint(bits.Len(uint(len(ids))))
+	packOf := make([]int, len(ids))
+	keys := make([]uint64, 0, len(ids))
 	for i, id := range ids {
 		out[i] = -1
 		for j, pk := range p.packs {
-			if k, ok := pk.idx.find(id); ok {
-				if off, err := pk.idx.offset(k); err == nil {
-					locs = append(locs, loc{j, off, i})
-				}
-				break
+			k, ok := pk.idx.find(id)
+			if !ok {
+				continue
 			}
+			if off, err := pk.idx.offset(k); err == nil && off>>(64-shift) == 0 {
+				packOf[i] = j
+				keys = append(keys, off<<shift|uint64(i))
+			}
+			break
 		}
 	}
-	slices.SortFunc(locs, func(a, b loc) int {
-		return cmp.Or(cmp.Compare(a.pack, b.pack), cmp.Compare(a.off, b.off))
-	})
-	for _, l := range locs {
-		if size, err := p.packs[l.pack].size(l.off); err == nil {
-			out[l.i] = size
+	slices.Sort(keys)
+	for _, key := range keys {
+		i := key & (1<<shift - 1)
+		if size, err := p.packs[packOf[i]].size(key >> shift); err == nil {
+			out[i] = size
 		}
 	}
 	return nil
