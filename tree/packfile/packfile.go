@@ -413,9 +413,8 @@ func (p *Packs) Sizes(ids []plumbing.Hash, out []int64) error {
 	// own, which is what the sweep needs; objects of different packs
 	// interleave harmlessly): sorting structs by a comparison function was
 	// 4% of a cold READDIRPLUS of 1,000 entries, this is 2% (perf, 80 fresh
-	// servers). An offset too large to share
-	// a number with its place lies past the end of any pack under 2^44
-	// bytes: -1, as size would find it.
+	// servers). An offset too large to share a number with its place lies
+	// past the end of any pack under 2^44 bytes: -1, as size would find it.
 	shift := uint(bits.Len(uint(len(ids))))
 	packOf := make([]int, len(ids))
 	keys := make([]uint64, 0, len(ids))
