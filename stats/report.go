@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	nfsproc "github.com/gitnfs/gitnfs/nfs/proc"
@@ -84,6 +85,10 @@ func (k KindCounts) Total() int64 { return k.Dir + k.File + k.Symlink + k.Confli
 // Derived answers the usual questions. Ratios are nil (JSON null, "n/a"
 // in the table) when their denominator is zero: a 0 would read as a
 // measurement.
+//
+// Its counted fields are an export's counters (Export.report) or their sum
+// over exports (add); finish makes the rest. The fields stay in this
+// order, counted and made ones mixed, because it is the order of the JSON.
 type Derived struct {
 	DirplusCalls        int64      `json:"readdirplus_calls"`   // from the RPC table, errors included
 	DirplusReplies      int64      `json:"readdirplus_replies"` // successful replies, reported through Dirplus
@@ -221,23 +226,23 @@ func (c *Census) snapshotLocked(swapInternal bool) Report {
 	c.omu.Unlock()
 
 	// Each export on its own (calls of other programs, which name no
-	// export, under the served one), then their sum.
+	// export, under the served one), then their sum. The sum adds up what
+	// the exports reported rather than reading their counters again:
+	// SnapshotAndReset swaps Internal to zero as it reads it.
 	var all [][]RPCRow
 	internal := map[string]int64{}
-	var sum exportCounts
 	for i, e := range exports {
-		x, counts := e.report(swapInternal)
+		var extra []RPCRow
 		if i == 0 {
-			x.RPCs = sortRows(append(x.RPCs, other...))
-			x.Total = totalRow(x.RPCs)
-			x.Derived = derive(x.RPCs, counts)
+			extra = other
 		}
+		x := e.report(swapInternal, extra)
 		x.Revisions = names[i]
 		all = append(all, x.RPCs)
 		for _, ctr := range x.Internal {
 			internal[ctr.Name] += ctr.Value
 		}
-		sum.add(counts)
+		r.Derived.add(x.Derived)
 		if i == 0 || x.Total.Calls > 0 || anyWork(x.Internal) {
 			r.Exports = append(r.Exports, x)
 		}
@@ -247,8 +252,7 @@ func (c *Census) snapshotLocked(swapInternal bool) Report {
 	for _, f := range internalFields {
 		r.Internal = append(r.Internal, Counter{Name: f.name, Help: f.help, Value: internal[f.name]})
 	}
-	sum.internal = internal
-	r.Derived = derive(r.RPCs, sum)
+	r.Derived.finish(r.RPCs)
 	return r
 }
 
@@ -264,35 +268,15 @@ type ExportReport struct {
 	Derived   Derived   `json:"derived"`
 }
 
-// exportCounts are the counters of an export the derived lines need.
-type exportCounts struct {
-	dirplusReplies, dirplusBytes, dircount, maxcount, attrErrors int64
-	with, without                                                [NumKinds]int64
-	readdirReplies, readdirEntries, readBytes                    int64
-	internal                                                     map[string]int64
-}
-
-func (a *exportCounts) add(b exportCounts) {
-	a.dirplusReplies += b.dirplusReplies
-	a.dirplusBytes += b.dirplusBytes
-	a.dircount += b.dircount
-	a.maxcount += b.maxcount
-	a.attrErrors += b.attrErrors
-	for k := range NumKinds {
-		a.with[k] += b.with[k]
-		a.without[k] += b.without[k]
-	}
-	a.readdirReplies += b.readdirReplies
-	a.readdirEntries += b.readdirEntries
-	a.readBytes += b.readBytes
-}
-
 func anyWork(cs []Counter) bool {
 	return slices.ContainsFunc(cs, func(c Counter) bool { return c.Value != 0 })
 }
 
 // report is e's share, its Internal swapped to zero when swap is set.
-func (e *Export) report(swap bool) (ExportReport, exportCounts) {
+// extra are rows counted under e that no export's slots hold (the served
+// export takes other programs' calls), so its rows, total and derived
+// lines are made once, from all of them.
+func (e *Export) report(swap bool, extra []RPCRow) ExportReport {
 	x := ExportReport{Export: e.name, RPCs: []RPCRow{}}
 	add := func(s *slot, k rpcKey) {
 		if row := s.row(k); row.Calls > 0 {
@@ -305,8 +289,8 @@ func (e *Export) report(swap bool) (ExportReport, exportCounts) {
 	for p := range e.mount {
 		add(&e.mount[p], rpcKey{ProgMount, 3, uint32(p)})
 	}
+	x.RPCs = sortRows(append(x.RPCs, extra...))
 	x.Total = totalRow(x.RPCs)
-	n := exportCounts{internal: map[string]int64{}}
 	for _, f := range internalFields {
 		ctr := e.internalCounter(f.index)
 		var v int64
@@ -315,18 +299,30 @@ func (e *Export) report(swap bool) (ExportReport, exportCounts) {
 		} else {
 			v = ctr.Load()
 		}
-		n.internal[f.name] = v
 		x.Internal = append(x.Internal, Counter{Name: f.name, Help: f.help, Value: v})
 	}
-	dp := &e.dirplus
-	n.dirplusReplies, n.dirplusBytes = dp.replies.Load(), dp.bytes.Load()
-	n.dircount, n.maxcount, n.attrErrors = dp.dircount.Load(), dp.maxcount.Load(), dp.attrErrors.Load()
-	for k := range NumKinds {
-		n.with[k], n.without[k] = dp.with[k].Load(), dp.without[k].Load()
+	d, dp := &x.Derived, &e.dirplus
+	d.DirplusReplies, d.DirplusBytes = dp.replies.Load(), dp.bytes.Load()
+	d.DirplusDircountSum, d.DirplusMaxcountSum, d.DirplusAttrErrors = dp.dircount.Load(), dp.maxcount.Load(), dp.attrErrors.Load()
+	d.DirplusWithAttrs, d.DirplusWithoutAttrs = kindCounts(&dp.with), kindCounts(&dp.without)
+	d.ReaddirReplies, d.ReaddirEntries, d.ReadBytes = e.readdirReplies.Load(), e.readdirEntries.Load(), e.readBytes.Load()
+	d.BlobsInflated, d.BlobBytesInflated = counterValue(x.Internal, "BlobsInflated"), counterValue(x.Internal, "BlobBytesInflated")
+	d.finish(x.RPCs)
+	return x
+}
+
+func kindCounts(c *[NumKinds]atomic.Int64) KindCounts {
+	return KindCounts{c[KindDir].Load(), c[KindFile].Load(), c[KindSymlink].Load(), c[KindConflict].Load()}
+}
+
+// counterValue is the value of the counter named name in cs, 0 if none.
+func counterValue(cs []Counter, name string) int64 {
+	for _, c := range cs {
+		if c.Name == name {
+			return c.Value
+		}
 	}
-	n.readdirReplies, n.readdirEntries, n.readBytes = e.readdirReplies.Load(), e.readdirEntries.Load(), e.readBytes.Load()
-	x.Derived = derive(x.RPCs, n)
-	return x, n
+	return 0
 }
 
 // sortRows puts NFS first, then MOUNT, then the rest (the rows users
@@ -410,19 +406,37 @@ func sumRows(name string, rows []RPCRow) RPCRow {
 	return t
 }
 
-// derive computes the derived lines of rows and counters.
-func derive(rows []RPCRow, n exportCounts) Derived {
-	var d Derived
-	d.DirplusReplies = n.dirplusReplies
-	d.DirplusBytes = n.dirplusBytes
-	d.DirplusDircountSum = n.dircount
-	d.DirplusMaxcountSum = n.maxcount
-	d.DirplusWithAttrs = KindCounts{n.with[KindDir], n.with[KindFile], n.with[KindSymlink], n.with[KindConflict]}
-	d.DirplusWithoutAttrs = KindCounts{n.without[KindDir], n.without[KindFile], n.without[KindSymlink], n.without[KindConflict]}
-	d.DirplusAttrErrors = n.attrErrors
+// add sums the counted fields of o into d: the ones Export.report fills
+// from the export's counters, which a sum of exports has no rows to take
+// from. finish makes the rest, from the merged rows.
+func (d *Derived) add(o Derived) {
+	d.DirplusReplies += o.DirplusReplies
+	d.DirplusBytes += o.DirplusBytes
+	d.DirplusDircountSum += o.DirplusDircountSum
+	d.DirplusMaxcountSum += o.DirplusMaxcountSum
+	d.DirplusAttrErrors += o.DirplusAttrErrors
+	d.DirplusWithAttrs.add(o.DirplusWithAttrs)
+	d.DirplusWithoutAttrs.add(o.DirplusWithoutAttrs)
+	d.ReaddirReplies += o.ReaddirReplies
+	d.ReaddirEntries += o.ReaddirEntries
+	d.ReadBytes += o.ReadBytes
+	d.BlobsInflated += o.BlobsInflated
+	d.BlobBytesInflated += o.BlobBytesInflated
+}
+
+func (k *KindCounts) add(o KindCounts) {
+	k.Dir += o.Dir
+	k.File += o.File
+	k.Symlink += o.Symlink
+	k.Conflict += o.Conflict
+}
+
+// finish makes the derived lines of d's counted fields and the rows they
+// go with: the calls from the client table, the entry total and the
+// ratios. An export's and the sum's are made by this one step, so they
+// cannot drift apart.
+func (d *Derived) finish(rows []RPCRow) {
 	d.DirplusEntries = d.DirplusWithAttrs.Total() + d.DirplusWithoutAttrs.Total()
-	d.ReaddirReplies = n.readdirReplies
-	d.ReaddirEntries = n.readdirEntries
 	for _, row := range rows {
 		if row.Prog != ProgNFS || row.Vers != 3 {
 			continue
@@ -442,12 +456,8 @@ func derive(rows []RPCRow, n exportCounts) Derived {
 	d.MeanBytesPerDirplus = ratio(d.DirplusBytes, d.DirplusReplies)
 	d.MeanDirplusMaxcount = ratio(d.DirplusMaxcountSum, d.DirplusReplies)
 	d.MeanDirplusDircount = ratio(d.DirplusDircountSum, d.DirplusReplies)
-	d.ReadBytes = n.readBytes
-	d.BlobsInflated = n.internal["BlobsInflated"]
-	d.BlobBytesInflated = n.internal["BlobBytesInflated"]
 	d.ReadBytesPerBlobInflated = ratio(d.ReadBytes, d.BlobsInflated)
 	d.ReadBytesPerByteInflated = ratio(d.ReadBytes, d.BlobBytesInflated)
-	return d
 }
 
 // WriteJSON writes the report as indented JSON.
@@ -559,19 +569,11 @@ func (r Report) WriteTable(w io.Writer) error {
 	if len(r.Exports) > 1 {
 		b.WriteString("\n" + TitleExports + ": the tables above sum these exports; gitnfs stats --by-export prints each one's.\n")
 		et := table{head: []string{"EXPORT", "CALLS", "ERRORS", "BYTES_OUT", "TIME_MS", "ENTRIES_LISTED", "READ_BYTES", "TREES_DECODED", "BLOBS_INFLATED", "REVISIONS"}}
-		counter := func(cs []Counter, name string) int64 {
-			for _, c := range cs {
-				if c.Name == name {
-					return c.Value
-				}
-			}
-			return 0
-		}
 		for _, x := range r.Exports {
 			et.rows = append(et.rows, []string{x.Export, itoa(x.Total.Calls), itoa(x.Total.Errors), itoa(x.Total.BytesOut),
 				strconv.FormatFloat(float64(x.Total.ServerTimeNs)/1e6, 'f', 3, 64),
 				itoa(x.Derived.DirplusEntries + x.Derived.ReaddirEntries), itoa(x.Derived.ReadBytes),
-				itoa(counter(x.Internal, "TreesDecoded")), itoa(counter(x.Internal, "BlobsInflated")), strings.Join(x.Revisions, " ")})
+				itoa(counterValue(x.Internal, "TreesDecoded")), itoa(counterValue(x.Internal, "BlobsInflated")), strings.Join(x.Revisions, " ")})
 		}
 		et.write(&b)
 	}
