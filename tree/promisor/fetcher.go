@@ -192,21 +192,25 @@ func (f *Fetcher) Close() {
 
 var errClosed = errors.New("promisor: store is closed")
 
-// Fetch asks for want's content, with more (objects beside it that are
-// likely to be read soon) prefetched in the same round trip. An object
-// already on its way is not asked again: its caller waits for the batch
-// that carries it.
-func (f *Fetcher) Fetch(want plumbing.Hash, more []plumbing.Hash) *Ticket {
+// Fetch asks for want's content, with what more returns (objects beside
+// it that are likely to be read soon) prefetched in the same round trip.
+// An object already on its way is not asked again: its caller waits for
+// the batch that carries it, which takes nothing more, so more is not
+// called (a client retrying a read while it is fetched, after
+// NFS3ERR_JUKEBOX, costs no scan for a prefetch that would be thrown
+// away). more runs outside the Fetcher's lock: it may read many trees.
+func (f *Fetcher) Fetch(want plumbing.Hash, more func() []plumbing.Hash) *Ticket {
 	if f.opts.Offline {
 		return doneTicket(ErrOffline, "")
 	}
 	return f.enqueue(&f.fetches, want, more, true)
 }
 
-// Sizes asks for want's size (and more's), delivered through Options.Sized
-// before the ticket is done. ErrNoObjectInfo when no remote serves
-// object-info (known from an earlier answer).
-func (f *Fetcher) Sizes(want plumbing.Hash, more []plumbing.Hash) *Ticket {
+// Sizes asks for want's size (and those of the ids more returns, called
+// as Fetch calls it), delivered through Options.Sized before the ticket is
+// done. ErrNoObjectInfo when no remote serves object-info (known from an
+// earlier answer).
+func (f *Fetcher) Sizes(want plumbing.Hash, more func() []plumbing.Hash) *Ticket {
 	if f.opts.Offline {
 		return doneTicket(ErrOffline, "")
 	}
@@ -216,9 +220,45 @@ func (f *Fetcher) Sizes(want plumbing.Hash, more []plumbing.Hash) *Ticket {
 	return f.enqueue(&f.sizes, want, more, false)
 }
 
-func (f *Fetcher) enqueue(l *lane, want plumbing.Hash, more []plumbing.Hash, skipSuspect bool) *Ticket {
+func (f *Fetcher) enqueue(l *lane, want plumbing.Hash, more func() []plumbing.Hash, skipSuspect bool) *Ticket {
+	f.mu.Lock()
+	t := f.answerLocked(l, want)
+	f.mu.Unlock()
+	if t != nil {
+		return t
+	}
+	ids := more()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// Again: while more ran, a batch may have taken want, the Fetcher may
+	// have closed or the remotes gone into backoff.
+	if t := f.answerLocked(l, want); t != nil {
+		return t
+	}
+	b := l.pending
+	if b == nil {
+		b = &batch{Ticket: Ticket{done: make(chan struct{}), remote: f.names()}, wanted: map[plumbing.Hash]bool{}}
+		l.pending = b
+	}
+	b.ids = append(b.ids, want)
+	b.wanted[want] = true
+	l.byID[want] = b
+	for _, id := range ids {
+		if id == want || l.byID[id] != nil || (skipSuspect && f.suspect[id]) {
+			continue
+		}
+		b.ids = append(b.ids, id)
+		l.byID[id] = b
+	}
+	f.kickLocked(l)
+	return &b.Ticket
+}
+
+// answerLocked is want's ticket when no batch is to take it: an error once
+// the Fetcher is closed, the batch that already carries want (its caller
+// now waits for it too), or an error while every remote is within its
+// backoff. nil: want is to go into the pending batch.
+func (f *Fetcher) answerLocked(l *lane, want plumbing.Hash) *Ticket {
 	if f.closed {
 		return doneTicket(errClosed, "")
 	}
@@ -229,23 +269,7 @@ func (f *Fetcher) enqueue(l *lane, want plumbing.Hash, more []plumbing.Hash, ski
 	if err := f.allDownLocked(); err != nil {
 		return doneTicket(err, f.names())
 	}
-	b := l.pending
-	if b == nil {
-		b = &batch{Ticket: Ticket{done: make(chan struct{}), remote: f.names()}, wanted: map[plumbing.Hash]bool{}}
-		l.pending = b
-	}
-	b.ids = append(b.ids, want)
-	b.wanted[want] = true
-	l.byID[want] = b
-	for _, id := range more {
-		if id == want || l.byID[id] != nil || (skipSuspect && f.suspect[id]) {
-			continue
-		}
-		b.ids = append(b.ids, id)
-		l.byID[id] = b
-	}
-	f.kickLocked(l)
-	return &b.Ticket
+	return nil
 }
 
 // kickLocked starts the pending batch if a slot is free.
