@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -312,32 +313,48 @@ func (f *Fetcher) fetchBatch(b *batch) error {
 		if errors.As(err, &fe) {
 			lacking = fe.lacking
 		}
-		drop := map[plumbing.Hash]bool{}
 		f.mu.Lock()
 		for _, id := range lacking {
 			f.suspect[id] = true
-			drop[id] = true
-		}
-		wantedOnly := len(lacking) == 0
-		var rest []plumbing.Hash
-		for _, id := range b.ids {
-			if !drop[id] && (!wantedOnly || b.wanted[id]) {
-				rest = append(rest, id)
-			}
 		}
 		f.mu.Unlock()
-		var missing []plumbing.Hash
-		for _, id := range rest {
-			if _, ok := f.opts.Has(id); !ok {
-				missing = append(missing, id)
-			}
-		}
+		wantedOnly := len(lacking) == 0
+		missing := stillToAsk(b.ids, func(id plumbing.Hash) bool {
+			return slices.Contains(lacking, id) || (wantedOnly && !f.waitedFor(b, id)) || f.stored(id)
+		})
 		if len(missing) == 0 || (wantedOnly && len(missing) == len(b.ids)) {
 			return err
 		}
 		err = f.fetchFromRemotes(missing)
 	}
 	return err
+}
+
+// stillToAsk are the ids of ids that done reports false for, in order and
+// in a new slice (ids may be a batch's own): after a round trip that
+// failed or answered in part, what is asked again, or of the next remote.
+func stillToAsk(ids []plumbing.Hash, done func(plumbing.Hash) bool) []plumbing.Hash {
+	var out []plumbing.Hash
+	for _, id := range ids {
+		if !done(id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// stored reports whether the object store holds id.
+func (f *Fetcher) stored(id plumbing.Hash) bool {
+	_, ok := f.opts.Has(id)
+	return ok
+}
+
+// waitedFor reports whether a caller waits for id of b (rather than it
+// being prefetched); callers joining b add to it under f.mu.
+func (f *Fetcher) waitedFor(b *batch, id plumbing.Hash) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return b.wanted[id]
 }
 
 // fetchFromRemotes fetches ids as git's promisor_remote_get_direct does:
@@ -362,12 +379,7 @@ func (f *Fetcher) fetchFromRemotes(ids []plumbing.Hash) error {
 			f.failed(r.Name, err)
 		}
 		if len(remaining) > 1 {
-			var still []plumbing.Hash
-			for _, id := range remaining {
-				if _, ok := f.opts.Has(id); !ok {
-					still = append(still, id)
-				}
-			}
+			still := stillToAsk(remaining, f.stored)
 			if len(still) == 0 {
 				return nil
 			}
@@ -435,13 +447,11 @@ func (f *Fetcher) sizeBatch(b *batch) error {
 			continue
 		}
 		f.healthy(c.remote.Name)
-		var still []plumbing.Hash
-		for _, id := range remaining {
-			if _, ok := got[id]; !ok {
-				still = append(still, id)
-			}
-		}
-		if remaining = still; len(remaining) == 0 {
+		remaining = stillToAsk(remaining, func(id plumbing.Hash) bool {
+			_, sized := got[id]
+			return sized
+		})
+		if len(remaining) == 0 {
 			return nil
 		}
 	}
