@@ -168,7 +168,7 @@ func New(opts Options) *Fetcher {
 	}
 	f := &Fetcher{opts: opts, suspect: map[plumbing.Hash]bool{}, health: map[string]*health{}}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
-	e := env{git: "git", getenv: opts.Getenv, cfg: opts.Config}
+	e := env{getenv: opts.Getenv, cfg: opts.Config}
 	for _, r := range opts.Remotes {
 		f.info = append(f.info, newInfoClient(r, e))
 	}
@@ -395,7 +395,7 @@ func (f *Fetcher) fetchOnce(r Remote, ids []plumbing.Hash) error {
 	ctx, cancel := context.WithTimeout(f.ctx, fetchTimeout)
 	defer cancel()
 	start := time.Now()
-	err := runFetch(ctx, "git", f.opts.GitDir, r.Name, ids)
+	err := runFetch(ctx, f.opts.GitDir, r.Name, ids)
 	st.PromisorFetchNs.Add(time.Since(start).Nanoseconds())
 	st.PromisorFetches.Add(1)
 	st.PromisorObjectsAsked.Add(int64(len(ids)))
