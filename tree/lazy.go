@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -117,6 +118,10 @@ type lazyObjects struct {
 	// unsized are blobs object-info gave no size for (no remote knew
 	// them): their size comes with their content.
 	unsized sync.Map // plumbing.Hash -> struct{}
+	// scans counts walkFrom's scans (each up to scanMax entries, a
+	// hasLocal each): a test checks that a retry joining a fetch under
+	// way does not scan for a batch it would not add to.
+	scans atomic.Int64
 }
 
 // parentIndex maps a missing blob to the tree that lists it (the last one
@@ -290,6 +295,7 @@ func (s *Store) sizeBatch(blob plumbing.Hash) []plumbing.Hash {
 // then what follows dir in its parent, and up, until visit returns false
 // or scanMax entries have been looked at. It uses local trees only.
 func (s *Store) walkFrom(dir plumbing.Hash, ahead bool, visit func(h plumbing.Hash, own bool) bool) {
+	s.lazy.scans.Add(1)
 	l, ok := s.localListing(dir)
 	if !ok {
 		return
@@ -368,17 +374,14 @@ func (l *lazyObjects) walking(dir plumbing.Hash) bool {
 	return l.streak >= walkStreak
 }
 
-// fetchBatch is what one git fetch asks with h: the missing blobs of known
-// size of h's directory and, when reads are walking, of the rest of a
-// depth-first walk from there (walkFrom), within the prefetch bounds.
-func (s *Store) fetchBatch(h plumbing.Hash) []plumbing.Hash {
-	dir, ok := s.lazy.parents.of(h)
-	if !ok {
-		return nil
-	}
+// fetchBatch is what one git fetch asks with h, a blob of dir: the
+// missing blobs of known size of dir and, when ahead (reads are walking),
+// of the rest of a depth-first walk from there (walkFrom), within the
+// prefetch bounds.
+func (s *Store) fetchBatch(h, dir plumbing.Hash, ahead bool) []plumbing.Hash {
 	var out []plumbing.Hash
 	total := int64(0)
-	s.walkFrom(dir, s.lazy.walking(dir), func(x plumbing.Hash, _ bool) bool {
+	s.walkFrom(dir, ahead, func(x plumbing.Hash, _ bool) bool {
 		if len(out) >= prefetchObjects {
 			return false
 		}
@@ -458,10 +461,11 @@ func (s *Store) await(t *promisor.Ticket, h plumbing.Hash) error {
 
 // missingSize sizes a blob the object store does not hold: by object-info
 // with its directory's other unsized missing blobs, else by fetching the
-// directory's missing blobs.
+// directory's missing blobs. Either batch is scanned for only when blob
+// is not on its way already (see promisor.Fetcher.Fetch).
 func (s *Store) missingSize(blob plumbing.Hash) (int64, error) {
 	if _, unsized := s.lazy.unsized.Load(blob); !unsized {
-		err := s.await(s.lazy.fetcher.Sizes(blob, s.sizeBatch(blob)), blob)
+		err := s.await(s.lazy.fetcher.Sizes(blob, func() []plumbing.Hash { return s.sizeBatch(blob) }), blob)
 		if size, ok := s.sizes.get(blob); ok {
 			return size, nil
 		}
@@ -474,7 +478,8 @@ func (s *Store) missingSize(blob plumbing.Hash) (int64, error) {
 			s.lazy.unsized.Store(blob, struct{}{})
 		}
 	}
-	if err := s.await(s.lazy.fetcher.Fetch(blob, s.directoryMissing(blob)), blob); err != nil && !s.arrived(err, blob) {
+	t := s.lazy.fetcher.Fetch(blob, func() []plumbing.Hash { return s.directoryMissing(blob) })
+	if err := s.await(t, blob); err != nil && !s.arrived(err, blob) {
 		return 0, err
 	}
 	size, err := s.storedSize(blob)
@@ -485,9 +490,21 @@ func (s *Store) missingSize(blob plumbing.Hash) (int64, error) {
 }
 
 // fetchMissing brings h (a blob, or a tree with its subtrees) into the
-// object store, with also and what fetchBatch prefetches beside it.
+// object store, with also and what fetchBatch prefetches beside it; when h
+// is on its way already, by waiting for the batch that carries it (the
+// fetcher would add nothing to it, so the scan is not made).
 func (s *Store) fetchMissing(h plumbing.Hash, also ...plumbing.Hash) error {
-	t := s.lazy.fetcher.Fetch(h, append(also, s.fetchBatch(h)...))
+	// The miss counts in the walk (walking) even when h is on its way and
+	// the scan is skipped: a retry counts as it did when every call
+	// scanned, so that skipping it changes nothing but its cost.
+	dir, known := s.lazy.parents.of(h)
+	ahead := known && s.lazy.walking(dir)
+	t := s.lazy.fetcher.Fetch(h, func() []plumbing.Hash {
+		if !known {
+			return also
+		}
+		return append(also, s.fetchBatch(h, dir, ahead)...)
+	})
 	go func() { <-t.Done(); s.lazy.fetched() }()
 	if err := s.await(t, h); err != nil && !s.arrived(err, h) {
 		return err

@@ -495,3 +495,76 @@ func TestPrefetchFollowsTheReads(t *testing.T) {
 		t.Errorf("%d fetches reading what the walk prefetched", n)
 	}
 }
+
+// TestRetryJoinsItsFetchWithoutScanning: a read retried while its blob is
+// still being fetched (the NFS client retries after NFS3ERR_JUKEBOX) joins
+// the fetch under way without scanning the directory again for what to
+// prefetch: the fetcher adds nothing to a batch a caller joins, so the
+// scan (up to scanMax entries, a hasLocal each) was thrown away. The fetch
+// is held by a git in PATH that waits for a gate; once it is done, the
+// blob and its directory come from that one fetch.
+func TestRetryJoinsItsFetchWithoutScanning(t *testing.T) {
+	src := newPartialSource(t, testremote.HTTPOptions{})
+	clone := testremote.Clone(t, src.daemon.URL(src.name), "blob:none")
+	gate := filepath.Join(t.TempDir(), "gate")
+	testremote.WrapGit(t, `case " $* " in *" fetch "*) while [ ! -e '`+gate+`' ]; do sleep 0.05; done ;; esac`)
+	s := openPartial(t, clone, Options{})
+	// The fetch is killed when the store closes; the gate lets it go first
+	// when the test ends early.
+	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o644) })
+	snap, err := s.Resolve("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d0, err := s.Walk(snap.Root, "d0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Listing(d0.Hash); err != nil {
+		t.Fatal(err)
+	}
+	id, neighbour := src.id("d0/f0.txt"), src.id("d0/f5.txt")
+	// Sized first (object-info), as a listing does: the read's scan then
+	// has sizes to batch by.
+	if _, err := s.BlobSize(id); err != nil {
+		t.Fatal(err)
+	}
+	nw := s.NoWait()
+	scans := s.lazy.scans.Load()
+	_, err = nw.ReadBlob(id)
+	ready, ok := IsPending(err)
+	if !ok {
+		t.Fatalf("NoWait ReadBlob of a missing blob: %v, want pending", err)
+	}
+	if n := s.lazy.scans.Load() - scans; n != 1 {
+		t.Fatalf("the first read scanned %d times, want 1", n)
+	}
+	for range 3 {
+		if _, err := nw.ReadBlob(id); err == nil {
+			t.Fatal("a retry was served while the fetch is held")
+		} else if _, ok := IsPending(err); !ok {
+			t.Fatalf("a retry while the fetch runs: %v, want pending", err)
+		}
+	}
+	if n := s.lazy.scans.Load() - scans; n != 1 {
+		t.Errorf("%d scans for a read and 3 retries while it was fetched, want 1 (the read's)", n)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ready:
+	case <-time.After(time.Minute):
+		t.Fatal("the fetch did not end")
+	}
+	data, err := nw.ReadBlob(id)
+	if err != nil || !bytes.Equal(data, testrepo.CatFile(t, src.repo, id.String())) {
+		t.Fatalf("after the fetch: %v, or bytes differ from git cat-file", err)
+	}
+	if !s.hasLocal(neighbour) {
+		t.Error("d0/f5.txt was not prefetched with d0/f0.txt")
+	}
+	if n := s.Stats().PromisorFetches.Load(); n != 1 {
+		t.Errorf("%d fetches, want 1", n)
+	}
+}

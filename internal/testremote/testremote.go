@@ -317,3 +317,22 @@ func freePort(t testing.TB) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// WrapGit puts a git first in PATH for the rest of the test: a shell
+// script that runs script (with git's arguments in "$@") and then the real
+// git with the same arguments. gitnfs runs git from PATH (tree/promisor),
+// so a test can see or hold what the server runs. Not for parallel tests
+// (t.Setenv).
+func WrapGit(t testing.TB, script string) {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	body := "#!/bin/sh\n" + script + "\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "git"), []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -167,7 +168,7 @@ func New(opts Options) *Fetcher {
 	}
 	f := &Fetcher{opts: opts, suspect: map[plumbing.Hash]bool{}, health: map[string]*health{}}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
-	e := env{git: "git", getenv: opts.Getenv, cfg: opts.Config}
+	e := env{getenv: opts.Getenv, cfg: opts.Config}
 	for _, r := range opts.Remotes {
 		f.info = append(f.info, newInfoClient(r, e))
 	}
@@ -192,21 +193,25 @@ func (f *Fetcher) Close() {
 
 var errClosed = errors.New("promisor: store is closed")
 
-// Fetch asks for want's content, with more (objects beside it that are
-// likely to be read soon) prefetched in the same round trip. An object
-// already on its way is not asked again: its caller waits for the batch
-// that carries it.
-func (f *Fetcher) Fetch(want plumbing.Hash, more []plumbing.Hash) *Ticket {
+// Fetch asks for want's content, with what more returns (objects beside
+// it that are likely to be read soon) prefetched in the same round trip.
+// An object already on its way is not asked again: its caller waits for
+// the batch that carries it, which takes nothing more, so more is not
+// called (a client retrying a read while it is fetched, after
+// NFS3ERR_JUKEBOX, costs no scan for a prefetch that would be thrown
+// away). more runs outside the Fetcher's lock: it may read many trees.
+func (f *Fetcher) Fetch(want plumbing.Hash, more func() []plumbing.Hash) *Ticket {
 	if f.opts.Offline {
 		return doneTicket(ErrOffline, "")
 	}
 	return f.enqueue(&f.fetches, want, more, true)
 }
 
-// Sizes asks for want's size (and more's), delivered through Options.Sized
-// before the ticket is done. ErrNoObjectInfo when no remote serves
-// object-info (known from an earlier answer).
-func (f *Fetcher) Sizes(want plumbing.Hash, more []plumbing.Hash) *Ticket {
+// Sizes asks for want's size (and those of the ids more returns, called
+// as Fetch calls it), delivered through Options.Sized before the ticket is
+// done. ErrNoObjectInfo when no remote serves object-info (known from an
+// earlier answer).
+func (f *Fetcher) Sizes(want plumbing.Hash, more func() []plumbing.Hash) *Ticket {
 	if f.opts.Offline {
 		return doneTicket(ErrOffline, "")
 	}
@@ -216,9 +221,45 @@ func (f *Fetcher) Sizes(want plumbing.Hash, more []plumbing.Hash) *Ticket {
 	return f.enqueue(&f.sizes, want, more, false)
 }
 
-func (f *Fetcher) enqueue(l *lane, want plumbing.Hash, more []plumbing.Hash, skipSuspect bool) *Ticket {
+func (f *Fetcher) enqueue(l *lane, want plumbing.Hash, more func() []plumbing.Hash, skipSuspect bool) *Ticket {
+	f.mu.Lock()
+	t := f.answerLocked(l, want)
+	f.mu.Unlock()
+	if t != nil {
+		return t
+	}
+	ids := more()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// Again: while more ran, a batch may have taken want, the Fetcher may
+	// have closed or the remotes gone into backoff.
+	if t := f.answerLocked(l, want); t != nil {
+		return t
+	}
+	b := l.pending
+	if b == nil {
+		b = &batch{Ticket: Ticket{done: make(chan struct{}), remote: f.names()}, wanted: map[plumbing.Hash]bool{}}
+		l.pending = b
+	}
+	b.ids = append(b.ids, want)
+	b.wanted[want] = true
+	l.byID[want] = b
+	for _, id := range ids {
+		if id == want || l.byID[id] != nil || (skipSuspect && f.suspect[id]) {
+			continue
+		}
+		b.ids = append(b.ids, id)
+		l.byID[id] = b
+	}
+	f.kickLocked(l)
+	return &b.Ticket
+}
+
+// answerLocked is want's ticket when no batch is to take it: an error once
+// the Fetcher is closed, the batch that already carries want (its caller
+// now waits for it too), or an error while every remote is within its
+// backoff. nil: want is to go into the pending batch.
+func (f *Fetcher) answerLocked(l *lane, want plumbing.Hash) *Ticket {
 	if f.closed {
 		return doneTicket(errClosed, "")
 	}
@@ -229,23 +270,7 @@ func (f *Fetcher) enqueue(l *lane, want plumbing.Hash, more []plumbing.Hash, ski
 	if err := f.allDownLocked(); err != nil {
 		return doneTicket(err, f.names())
 	}
-	b := l.pending
-	if b == nil {
-		b = &batch{Ticket: Ticket{done: make(chan struct{}), remote: f.names()}, wanted: map[plumbing.Hash]bool{}}
-		l.pending = b
-	}
-	b.ids = append(b.ids, want)
-	b.wanted[want] = true
-	l.byID[want] = b
-	for _, id := range more {
-		if id == want || l.byID[id] != nil || (skipSuspect && f.suspect[id]) {
-			continue
-		}
-		b.ids = append(b.ids, id)
-		l.byID[id] = b
-	}
-	f.kickLocked(l)
-	return &b.Ticket
+	return nil
 }
 
 // kickLocked starts the pending batch if a slot is free.
@@ -288,32 +313,48 @@ func (f *Fetcher) fetchBatch(b *batch) error {
 		if errors.As(err, &fe) {
 			lacking = fe.lacking
 		}
-		drop := map[plumbing.Hash]bool{}
 		f.mu.Lock()
 		for _, id := range lacking {
 			f.suspect[id] = true
-			drop[id] = true
-		}
-		wantedOnly := len(lacking) == 0
-		var rest []plumbing.Hash
-		for _, id := range b.ids {
-			if !drop[id] && (!wantedOnly || b.wanted[id]) {
-				rest = append(rest, id)
-			}
 		}
 		f.mu.Unlock()
-		var missing []plumbing.Hash
-		for _, id := range rest {
-			if _, ok := f.opts.Has(id); !ok {
-				missing = append(missing, id)
-			}
-		}
+		wantedOnly := len(lacking) == 0
+		missing := stillToAsk(b.ids, func(id plumbing.Hash) bool {
+			return slices.Contains(lacking, id) || (wantedOnly && !f.waitedFor(b, id)) || f.stored(id)
+		})
 		if len(missing) == 0 || (wantedOnly && len(missing) == len(b.ids)) {
 			return err
 		}
 		err = f.fetchFromRemotes(missing)
 	}
 	return err
+}
+
+// stillToAsk are the ids of ids that done reports false for, in order and
+// in a new slice (ids may be a batch's own): after a round trip that
+// failed or answered in part, what is asked again, or of the next remote.
+func stillToAsk(ids []plumbing.Hash, done func(plumbing.Hash) bool) []plumbing.Hash {
+	var out []plumbing.Hash
+	for _, id := range ids {
+		if !done(id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// stored reports whether the object store holds id.
+func (f *Fetcher) stored(id plumbing.Hash) bool {
+	_, ok := f.opts.Has(id)
+	return ok
+}
+
+// waitedFor reports whether a caller waits for id of b (rather than it
+// being prefetched); callers joining b add to it under f.mu.
+func (f *Fetcher) waitedFor(b *batch, id plumbing.Hash) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return b.wanted[id]
 }
 
 // fetchFromRemotes fetches ids as git's promisor_remote_get_direct does:
@@ -338,12 +379,7 @@ func (f *Fetcher) fetchFromRemotes(ids []plumbing.Hash) error {
 			f.failed(r.Name, err)
 		}
 		if len(remaining) > 1 {
-			var still []plumbing.Hash
-			for _, id := range remaining {
-				if _, ok := f.opts.Has(id); !ok {
-					still = append(still, id)
-				}
-			}
+			still := stillToAsk(remaining, f.stored)
 			if len(still) == 0 {
 				return nil
 			}
@@ -359,7 +395,7 @@ func (f *Fetcher) fetchOnce(r Remote, ids []plumbing.Hash) error {
 	ctx, cancel := context.WithTimeout(f.ctx, fetchTimeout)
 	defer cancel()
 	start := time.Now()
-	err := runFetch(ctx, "git", f.opts.GitDir, r.Name, ids)
+	err := runFetch(ctx, f.opts.GitDir, r.Name, ids)
 	st.PromisorFetchNs.Add(time.Since(start).Nanoseconds())
 	st.PromisorFetches.Add(1)
 	st.PromisorObjectsAsked.Add(int64(len(ids)))
@@ -411,13 +447,11 @@ func (f *Fetcher) sizeBatch(b *batch) error {
 			continue
 		}
 		f.healthy(c.remote.Name)
-		var still []plumbing.Hash
-		for _, id := range remaining {
-			if _, ok := got[id]; !ok {
-				still = append(still, id)
-			}
-		}
-		if remaining = still; len(remaining) == 0 {
+		remaining = stillToAsk(remaining, func(id plumbing.Hash) bool {
+			_, sized := got[id]
+			return sized
+		})
+		if len(remaining) == 0 {
 			return nil
 		}
 	}

@@ -12,6 +12,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
+// gitProgram is the git that runs (git fetch, and upload-pack for a local
+// remote): the one in PATH, as for whoever made the clone; no setting
+// names another.
+const gitProgram = "git"
+
 // fetchArgs is git's own lazy fetch, word for word (promisor-remote.c,
 // fetch_objects, git 2.39): no negotiation (the ids are what is wanted, not
 // refs), no tags, no FETCH_HEAD, no submodules, and blob:none so that a
@@ -46,13 +51,13 @@ func childEnv(gitDir string) []string {
 }
 
 // runFetch runs one git fetch of ids from remote.
-func runFetch(ctx context.Context, git, gitDir, remote string, ids []plumbing.Hash) error {
+func runFetch(ctx context.Context, gitDir, remote string, ids []plumbing.Hash) error {
 	var stdin strings.Builder
 	for _, id := range ids {
 		stdin.WriteString(id.String())
 		stdin.WriteByte('\n')
 	}
-	cmd := exec.CommandContext(ctx, git, fetchArgs(remote)...)
+	cmd := exec.CommandContext(ctx, gitProgram, fetchArgs(remote)...)
 	cmd.Dir = gitDir
 	cmd.Env = childEnv(gitDir)
 	cmd.Stdin = strings.NewReader(stdin.String())

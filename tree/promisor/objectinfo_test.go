@@ -82,7 +82,7 @@ exec /bin/sh -c "$1"
 // TestObjectInfoOverEveryTransport asks git's upload-pack for the size of
 // every blob of a repository over each transport gitnfs speaks, and
 // compares with git cat-file; an id the remote does not have comes back
-// without a size.
+// without a size. A local remote's upload-pack is the git in PATH.
 func TestObjectInfoOverEveryTransport(t *testing.T) {
 	base, name := testremote.Source(t, sourceFiles())
 	repo := filepath.Join(base, name)
@@ -90,6 +90,8 @@ func TestObjectInfoOverEveryTransport(t *testing.T) {
 	daemon := testremote.ServeDaemon(t, base)
 	web := testremote.ServeHTTP(t, base)
 	ssh, sshLog := fakeSSH(t)
+	gitLog := filepath.Join(t.TempDir(), "git.log")
+	testremote.WrapGit(t, `echo "$*" >> '`+gitLog+`'`)
 
 	var ids []plumbing.Hash
 	for id := range want {
@@ -114,7 +116,7 @@ func TestObjectInfoOverEveryTransport(t *testing.T) {
 			if getenv == nil {
 				getenv = envOf()
 			}
-			c := newInfoClient(Remote{Name: "origin", URL: tc.url}, env{git: "git", getenv: getenv})
+			c := newInfoClient(Remote{Name: "origin", URL: tc.url}, env{getenv: getenv})
 			if c.epErr != nil {
 				t.Fatal(c.epErr)
 			}
@@ -144,6 +146,17 @@ func TestObjectInfoOverEveryTransport(t *testing.T) {
 		!strings.Contains(string(b), "example.invalid git-upload-pack '"+repo+"'") {
 		t.Errorf("ssh was not run as git runs it:\n%s", b)
 	}
+	// One session each for file:// and the plain path.
+	b, _ := os.ReadFile(gitLog)
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "upload-pack "+repo {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("the git in PATH ran upload-pack %s %d times, want 2 (file://, path):\n%s", repo, n, b)
+	}
 }
 
 func envOf(kv ...string) func(string) string {
@@ -165,7 +178,7 @@ func envOf(kv ...string) func(string) string {
 func TestObjectInfoNotAdvertised(t *testing.T) {
 	base, name := testremote.Source(t, sourceFiles())
 	web := testremote.ServeHTTPWith(t, base, testremote.HTTPOptions{HideObjectInfo: true})
-	c := newInfoClient(Remote{Name: "origin", URL: web.URL(name)}, env{git: "git", getenv: envOf()})
+	c := newInfoClient(Remote{Name: "origin", URL: web.URL(name)}, env{getenv: envOf()})
 	before := web.Requests()
 	_, err := c.sizes(context.Background(), []plumbing.Hash{plumbing.NewHash("0123456789012345678901234567890123456789")})
 	if !errors.Is(err, errNoObjectInfo) {
@@ -191,7 +204,7 @@ func TestUnsupportedTransports(t *testing.T) {
 		{"ftp://example.com/repo", nil},
 		{"host:repo", fakeConfig{"ssh..variant": "plink"}},
 	} {
-		c := newInfoClient(Remote{Name: "origin", URL: tc.url}, env{git: "git", getenv: envOf(), cfg: tc.cfg})
+		c := newInfoClient(Remote{Name: "origin", URL: tc.url}, env{getenv: envOf(), cfg: tc.cfg})
 		var et *errTransport
 		if !errors.As(c.epErr, &et) || !strings.Contains(c.epErr.Error(), "git://, http(s)://, ssh://") {
 			t.Errorf("%s: %v", tc.url, c.epErr)

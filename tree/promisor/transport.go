@@ -81,7 +81,6 @@ func (e *errTransport) Error() string {
 
 // env is what endpoints need from their surroundings (tests replace it).
 type env struct {
-	git    string              // the git binary
 	getenv func(string) string // the process environment
 	cfg    Config              // core.sshCommand, ssh.variant
 }
@@ -106,7 +105,7 @@ func newEndpoint(r Remote, e env) (endpoint, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", redact(u), err)
 		}
-		return &pipe{argv: uploadPackLocal(r, pu.Path, e)}, nil
+		return &pipe{argv: uploadPackLocal(r, pu.Path)}, nil
 	case strings.HasPrefix(u, "ssh://"), strings.HasPrefix(u, "git+ssh://"), strings.HasPrefix(u, "ssh+git://"):
 		pu, err := url.Parse(u)
 		if err != nil {
@@ -130,15 +129,15 @@ func newEndpoint(r Remote, e env) (endpoint, error) {
 	if colon := strings.IndexByte(u, ':'); colon > 0 && !strings.Contains(u[:colon], "/") {
 		return sshEndpoint(r, u[:colon], "", u[colon+1:], e)
 	}
-	return &pipe{argv: uploadPackLocal(r, u, e)}, nil
+	return &pipe{argv: uploadPackLocal(r, u)}, nil
 }
 
 // uploadPackLocal is the command that serves a local repository.
-func uploadPackLocal(r Remote, path string, e env) []string {
+func uploadPackLocal(r Remote, path string) []string {
 	if r.UploadPack != "" {
 		return []string{"/bin/sh", "-c", r.UploadPack + " " + shellQuote(path)}
 	}
-	return []string{e.git, "upload-pack", path}
+	return []string{gitProgram, "upload-pack", path}
 }
 
 // sshEndpoint is the ssh command git would run to reach host.
