@@ -61,8 +61,12 @@ func (c *controlFS) node(path string, kind byte) vfs.Node {
 
 func (c *controlFS) root() vfs.Node { return c.node(ctlRootPath, ctlRoot) }
 
+// kindOf is what n is to the control FS, as its Private says; only a
+// node in the hidden directory is one of its own: the parent's nodes it is
+// handed (the root, reached by ".." of .gitnfs) carry the tree's Private,
+// which means nothing here.
 func kindOf(n vfs.Node) byte {
-	if n.Path != ctlRootPath && !strings.HasPrefix(n.Path, ctlRootPath+"/") {
+	if !inControlDir(n.Path) {
 		return ctlNone
 	}
 	return n.Private[0]

@@ -181,12 +181,9 @@ func (c *conn) record(call call, status uint32, in, out int, start time.Time) {
 }
 
 // recordIn counts a call under the export it ran on (x: its share of the
-// census; nil when the census is off or the export is not counted).
+// census). Every export has its share (newExportOf, newControl) unless
+// the census is off, when x is nil and counts nothing, as record would.
 func (c *conn) recordIn(x *stats.Export, call call, status uint32, in, out int, start time.Time) {
-	if x == nil {
-		c.record(call, status, in, out, start)
-		return
-	}
 	x.RPC(call.prog, call.vers, call.proc, status, in, out, time.Since(start))
 }
 

@@ -99,7 +99,7 @@ func (s *Server) resolveHandle(cur *export, h []byte) (*export, vfs.Node, error)
 	} else if fsid != x.fsid {
 		return nil, vfs.Node{}, vfs.ErrStale
 	}
-	if x.hidden != nil && format != handleByID && inControlDir(h) {
+	if x.hidden != nil && format != handleByID && inControlDir(h[handleHeader:]) {
 		// The control directory's own nodes, unless the tree has a real
 		// entry of that name, which wins (vfs.ControlDir).
 		n, err := resolveIn(x, h)
@@ -119,11 +119,16 @@ func (s *Server) resolveHandle(cur *export, h []byte) (*export, vfs.Node, error)
 	return x, n, err
 }
 
-// inControlDir: the handle carries a path in the control directory.
-func inControlDir(h []byte) bool {
-	p := h[handleHeader:]
-	return len(p) >= len(vfs.ControlDir) && string(p[:len(vfs.ControlDir)]) == vfs.ControlDir &&
-		(len(p) == len(vfs.ControlDir) || p[len(vfs.ControlDir)] == '/')
+// inControlDir reports whether path (from the export's root, as a node, a
+// handle or a MOUNT spells it) is the hidden directory .gitnfs or below
+// it: a handle resolves there, MOUNT walks there, and the control FS takes
+// a node there for its own. Only the root's .gitnfs is: ".gitnfsx" and
+// "a/.gitnfs" are the tree's. A handle's path is taken as the bytes it
+// came in, so that resolving one converts nothing (the request path
+// allocates nothing).
+func inControlDir[P string | []byte](path P) bool {
+	const dir = vfs.ControlDir
+	return len(path) >= len(dir) && string(path[:len(dir)]) == dir && (len(path) == len(dir) || path[len(dir)] == '/')
 }
 
 // resolve decodes a handle argument into a node, moving the request onto
@@ -151,15 +156,42 @@ func (s *view) lookup(dir vfs.Node, name string) (vfs.Node, error) {
 	if s.control != nil {
 		return s.control.lookup(s, dir, name)
 	}
-	if s.hidden != nil && dir.Path == "" && name == vfs.ControlDir {
-		n, err := s.fs.Lookup(dir, name)
-		if !errors.Is(err, vfs.ErrNoEnt) {
-			return n, err // the tree's own .gitnfs wins
-		}
+	switch n, at, err := controlDirAt(s, dir, name); at {
+	case hiddenDir:
 		s.export = s.hidden
 		return s.control.root(), nil
+	case treesOwn:
+		return n, err
 	}
 	return s.fs.Lookup(dir, name)
+}
+
+// controlName is what a name in a directory is to the hidden directory.
+type controlName uint8
+
+const (
+	elsewhere controlName = iota // not where the hidden directory is found
+	treesOwn                     // where it is found, but the tree's own entry wins
+	hiddenDir                    // the hidden directory
+)
+
+// controlDirAt says whether name in dir is the export's hidden directory:
+// it is found as .gitnfs in the root of an export that has one, unless the
+// tree has an entry of that name there. The tree's own .gitnfs wins
+// (vfs.ControlDir), and so does any answer of the tree's but ErrNoEnt (an
+// I/O error, a fetch pending: the tree's to give): treesOwn, with n and
+// err the tree's lookup, which LOOKUP answers. The tree is asked about
+// that one name alone, so that making any other costs no lookup. It takes
+// the name as LOOKUP (a string) and a change (its argument's bytes) have
+// it, so that neither converts it.
+func controlDirAt[N string | []byte](s *view, dir vfs.Node, name N) (n vfs.Node, at controlName, err error) {
+	if s.hidden == nil || dir.Path != "" || string(name) != vfs.ControlDir {
+		return vfs.Node{}, elsewhere, nil
+	}
+	if n, err = s.fs.Lookup(dir, vfs.ControlDir); !errors.Is(err, vfs.ErrNoEnt) {
+		return n, treesOwn, err
+	}
+	return vfs.Node{}, hiddenDir, nil
 }
 
 // enterRevision moves the request into the export of fs, a revision: the
@@ -180,7 +212,7 @@ func (s *view) exportOfWrite(h []byte) (x *export, ok bool) {
 		return nil, false
 	case format == revWithPath || format == revIDOnly:
 		return nil, true // a revision: read-only, whichever it is
-	case s.hidden != nil && inControlDir(h):
+	case s.hidden != nil && inControlDir(h[handleHeader:]):
 		x, _, err := s.Server.resolveHandle(s.served, h)
 		if err != nil {
 			return nil, false

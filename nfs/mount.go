@@ -245,7 +245,7 @@ func (s *view) mount(dirpath string) ([]byte, error) {
 	}
 	n := s.fs.Root()
 	if p != "" {
-		if first, _, _ := strings.Cut(p, "/"); first == vfs.ControlDir && s.hidden != nil {
+		if s.hidden != nil && inControlDir(p) {
 			n, err = s.walk(p) // through the hidden directory, maybe into a revision
 		} else {
 			n, err = s.fs.Resolve(p)

@@ -71,15 +71,7 @@ type revServer struct {
 func serveRevisions(t *testing.T, repo, rev string, allow *revisions.Filter) *revServer {
 	t.Helper()
 	census := stats.New()
-	store, err := tree.Open(repo, tree.Options{Stats: &census.Internal})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	snap, err := store.Resolve(rev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, snap := openRev(t, repo, rev, tree.Options{Stats: &census.Internal})
 	fsys := gitfs.New(store, snap, gitfs.Options{UID: 1000, GID: 1000})
 	revs := revisions.New(store, revisions.Options{
 		FS:    gitfs.Options{UID: 1000, GID: 1000},
@@ -88,6 +80,22 @@ func serveRevisions(t *testing.T, repo, rev string, allow *revisions.Filter) *re
 	})
 	srv := nfstest.Serve(t, fsys, nfs.Options{Revisions: revs, Census: census})
 	return &revServer{Server: srv, census: census, store: store}
+}
+
+// openRev opens repo's store, closed when the test ends, and resolves rev
+// in it.
+func openRev(t *testing.T, repo, rev string, opts tree.Options) (*tree.Store, *tree.Snapshot) {
+	t.Helper()
+	store, err := tree.Open(repo, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	snap, err := store.Resolve(rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, snap
 }
 
 func revFsid(id string) uint64 { return gitfs.RevisionFsid(plumbing.NewHash(id)) }
@@ -439,21 +447,7 @@ func TestControlDirOverOverlay(t *testing.T) {
 	h := newRevHistory(t)
 	work := testrepo.Init(t, true)
 	testrepo.Git(t, work, "fetch", "-q", h.repo, "refs/heads/main:refs/heads/main", "refs/tags/*:refs/tags/*")
-	store, err := tree.Open(work, tree.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	snap, _ := store.Resolve("main")
-	base := gitfs.New(store, snap, gitfs.Options{UID: 1000, GID: 1000})
-	ov, err := overlay.Open(t.TempDir(), base, overlay.Options{Repo: work, Rev: "main", Tree: snap.Root.String(), UID: 1000, GID: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ov.Close() })
-	revs := revisions.New(store, revisions.Options{FS: gitfs.Options{UID: 1000, GID: 1000}})
-	srv := nfstest.Serve(t, ov, nfs.Options{Revisions: revs})
-	c, root := nfstest.Mount(t, srv.Addr)
+	c, root := mountOverlay(t, work, "main")
 	if _, err := c.Create(root, "made", 0, nfsclient.Sattr{Mode: nfsclient.U32(0o644)}, [8]byte{}); err != nil {
 		t.Fatalf("the overlay is not writable: %v", err)
 	}
@@ -485,6 +479,60 @@ func TestControlDirOverOverlay(t *testing.T) {
 	}
 }
 
+// mountOverlay mounts a writable overlay of repo at rev, served with every
+// revision beside it.
+func mountOverlay(t *testing.T, repo, rev string) (*nfsclient.Client, []byte) {
+	t.Helper()
+	store, snap := openRev(t, repo, rev, tree.Options{})
+	base := gitfs.New(store, snap, gitfs.Options{UID: 1000, GID: 1000})
+	ov, err := overlay.Open(t.TempDir(), base, overlay.Options{Repo: repo, Rev: rev, Tree: snap.Root.String(), UID: 1000, GID: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ov.Close() })
+	revs := revisions.New(store, revisions.Options{FS: gitfs.Options{UID: 1000, GID: 1000}})
+	srv := nfstest.Serve(t, ov, nfs.Options{Revisions: revs})
+	return nfstest.Mount(t, srv.Addr)
+}
+
+// TestControlDirNameOnlyInTheRoot: on a writable export only .gitnfs
+// itself, in the root, is the hidden directory's name: a name that starts
+// with it, or a .gitnfs below the root, is an ordinary name, made, found
+// and mounted as the tree's; MOUNT of "/.gitnfs" is the hidden directory,
+// as LOOKUP finds it.
+func TestControlDirNameOnlyInTheRoot(t *testing.T) {
+	repo := testrepo.Init(t, true)
+	testrepo.Commit(t, repo, map[string]testrepo.File{"f": {Mode: "100644", Data: []byte("f\n")}}, "one")
+	c, root := mountOverlay(t, repo, "HEAD")
+	if !bytes.Equal(mustMount(t, c, "/.gitnfs"), lookupWalk(t, c, root, vfs.ControlDir)) {
+		t.Error("MNT /.gitnfs is not the hidden directory LOOKUP finds")
+	}
+	sub, err := c.Mkdir(root, "sub", nfsclient.Sattr{Mode: nfsclient.U32(0o755)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{vfs.ControlDir + "x", "sub/" + vfs.ControlDir} {
+		dir, base := root, name
+		if _, b, ok := strings.Cut(name, "/"); ok {
+			dir, base = sub.Handle, b
+		}
+		made, err := c.Mkdir(dir, base, nfsclient.Sattr{Mode: nfsclient.U32(0o755)})
+		if err != nil {
+			t.Errorf("MKDIR %s: %v, want it made (only the root's .gitnfs is reserved)", name, err)
+			continue
+		}
+		if _, err := c.Create(made.Handle, "in-"+base, 0, nfsclient.Sattr{Mode: nfsclient.U32(0o644)}, [8]byte{}); err != nil {
+			t.Errorf("CREATE in %s: %v", name, err)
+		}
+		if got := names(t, c, lookupWalk(t, c, root, name)); !slices.Equal(got, []string{"in-" + base}) {
+			t.Errorf("LOOKUP %s lists %v, want the made directory's [in-%s]", name, got, base)
+		}
+		if !bytes.Equal(mustMount(t, c, "/"+name), made.Handle) {
+			t.Errorf("MNT /%s is not the directory made there", name)
+		}
+	}
+}
+
 // TestTreeWithItsOwnControlDirName: a tree that has a .gitnfs at its root
 // keeps it; that export has no hidden directory (revisions are still
 // mounted by REV:PATH).
@@ -497,11 +545,57 @@ func TestTreeWithItsOwnControlDirName(t *testing.T) {
 	if !slices.Contains(names(t, c, root), vfs.ControlDir) {
 		t.Fatal("the tree's own .gitnfs is not listed")
 	}
-	ctl := lookupWalk(t, c, root, vfs.ControlDir)
+	// The attributes LOOKUP answers tell the two apart: a handle of either
+	// is the same bytes (same fsid, path and fileid).
+	ctl, a, err := c.Lookup(root, vfs.ControlDir)
+	if err != nil || a.Mode != 0o755 {
+		t.Fatalf("LOOKUP .gitnfs: %+v, %v; want the tree's own directory (0755), not the hidden one (0555)", a, err)
+	}
 	if got := names(t, c, ctl); !slices.Equal(got, []string{"mine"}) {
 		t.Errorf("the tree's .gitnfs lists %v, want its own [mine]", got)
 	}
 	mustMount(t, c, "/t:")
+}
+
+// TestTreesOwnControlDirNameIsTheTrees: on a writable export whose tree
+// has its own .gitnfs, that entry is the tree's to LOOKUP, mount, change
+// and rename away; once it is gone the name is the hidden directory's, and
+// reserved again.
+func TestTreesOwnControlDirNameIsTheTrees(t *testing.T) {
+	repo := testrepo.Init(t, true)
+	testrepo.Commit(t, repo, map[string]testrepo.File{".gitnfs/mine": {Mode: "100644", Data: []byte("mine\n")}}, "own")
+	c, root := mountOverlay(t, repo, "HEAD")
+	own, a, err := c.Lookup(root, vfs.ControlDir)
+	if err != nil || a.Mode != 0o755 {
+		t.Fatalf("LOOKUP .gitnfs: %+v, %v; want the tree's own directory (0755), not the hidden one (0555)", a, err)
+	}
+	if got := names(t, c, own); !slices.Equal(got, []string{"mine"}) {
+		t.Errorf("LOOKUP .gitnfs lists %v, want the tree's own [mine]", got)
+	}
+	if !bytes.Equal(mustMount(t, c, "/.gitnfs"), own) {
+		t.Error("MNT /.gitnfs is not the tree's own .gitnfs")
+	}
+	if _, err := c.Create(own, "new", 0, nfsclient.Sattr{Mode: nfsclient.U32(0o644)}, [8]byte{}); err != nil {
+		t.Errorf("CREATE in the tree's own .gitnfs: %v", err)
+	}
+	if _, err := c.Rename(root, vfs.ControlDir, root, "theirs"); err != nil {
+		t.Fatalf("RENAME of the tree's own .gitnfs: %v, want it renamed", err)
+	}
+	if got := names(t, c, lookupWalk(t, c, root, "theirs")); !slices.Equal(got, []string{"mine", "new"}) {
+		t.Errorf("the renamed .gitnfs lists %v, want [mine new]", got)
+	}
+	// Its attributes, not a listing of its handle: the overlay keeps the
+	// renamed directory's fileid, which is also the hidden directory's
+	// (both count from the path .gitnfs), so that handle resolves to
+	// "theirs", whose entry the tree's resolution finds first.
+	if _, a, err := c.Lookup(root, vfs.ControlDir); err != nil {
+		t.Errorf("LOOKUP .gitnfs once the tree's is gone: %v, want the hidden directory", err)
+	} else if a.Mode != 0o555 {
+		t.Errorf("LOOKUP .gitnfs once the tree's is gone: mode %o, want the hidden directory's 0555", a.Mode)
+	}
+	if _, err := c.Rename(root, "theirs", root, vfs.ControlDir); nfsclient.Status(err) != 17 {
+		t.Errorf("RENAME onto .gitnfs once it is the hidden directory's: %v, want NFS3ERR_EXIST", err)
+	}
 }
 
 // TestCensusByExport: each export's calls and internal work are counted

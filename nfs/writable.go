@@ -101,10 +101,7 @@ func checkName(name []byte, use nameUse) uint32 {
 // NFS3ERR_ROFS (it is a read-only directory). A tree's own .gitnfs is the
 // tree's, changed as any entry.
 func (s *view) checkReserved(dir vfs.Node, name []byte, use nameUse) uint32 {
-	if s.hidden == nil || dir.Path != "" || string(name) != vfs.ControlDir {
-		return nfsOK
-	}
-	if _, err := s.fs.Lookup(dir, vfs.ControlDir); !errors.Is(err, vfs.ErrNoEnt) {
+	if _, at, _ := controlDirAt(s, dir, name); at != hiddenDir {
 		return nfsOK
 	}
 	if use == nameNew {
