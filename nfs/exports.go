@@ -99,9 +99,18 @@ func (s *Server) resolveHandle(cur *export, h []byte) (*export, vfs.Node, error)
 	} else if fsid != x.fsid {
 		return nil, vfs.Node{}, vfs.ErrStale
 	}
+	if format == ctlWithPath {
+		// The hidden directory's own handle: never the tree's.
+		if x.hidden == nil || !inControlDir(h[handleHeader:]) {
+			return nil, vfs.Node{}, vfs.ErrStale
+		}
+		n, err := resolveIn(x.hidden, h)
+		return x.hidden, n, err
+	}
 	if x.hidden != nil && format != handleByID && inControlDir(h[handleHeader:]) {
-		// The control directory's own nodes, unless the tree has a real
-		// entry of that name, which wins (vfs.ControlDir).
+		// A 'G' handle there: the tree's own .gitnfs, which wins
+		// (vfs.ControlDir), or the hidden directory's as servers before
+		// 'C' spelled it.
 		n, err := resolveIn(x, h)
 		if err == nil || !errors.Is(err, vfs.ErrStale) {
 			return x, n, err

@@ -40,12 +40,21 @@ import (
 // revision again from those 16 hex digits, with no MOUNT repeated and no
 // table kept. Same size as every other handle; the served export's handles
 // are byte for byte what they were.
+//
+// The hidden directory of the served export (.gitnfs and the ref
+// directories below it) has a format of its own, 'C', laid out as 'G': on
+// an overlay, a directory that was the tree's own .gitnfs and was renamed
+// away keeps its handle (path .gitnfs, Node.Handle vfs.HandleByOrigin), and
+// a 'G' handle of the hidden directory, which servers before 'C' gave out
+// and which are still resolved, is the same bytes: one handle for two
+// directories. A 'C' handle is never the tree's.
 const (
 	handleWithPath byte = 0x47 // 'G': format 1, path inline
 	handleIDOnly   byte = 0x48 // format 1, fileid only
 	handleByID     byte = 0x49 // a Writable's own file (vfs.HandleByID): fileid only, resolved by ResolveID
 	revWithPath    byte = 0x52 // 'R': a revision export's node, path inline
 	revIDOnly      byte = 0x53 // a revision export's node, fileid only
+	ctlWithPath    byte = 0x43 // 'C': a node of the served export's hidden directory, path inline
 	handleHeader        = 1 + 8 + 8
 	maxHandle           = 64
 )
@@ -55,15 +64,19 @@ const (
 // agree.
 const _ = uint(maxHandle-handleHeader-vfs.MaxInlinePath) + uint(vfs.MaxInlinePath-(maxHandle-handleHeader))
 
-// handleForm picks the format and the path (if any) of n's handle in an
-// export (revision: a revision export's).
-func handleForm(n *vfs.Node, revision bool) (byte, string) {
+// handleForm picks the format and the path (if any) of n's handle in
+// export x (nil: any export; only the length is wanted).
+func handleForm(n *vfs.Node, x *export) (byte, string) {
 	if n.Handle == vfs.HandleByID {
 		return handleByID, ""
 	}
+	revision := x != nil && x.revision
 	if p := n.HandlePath(); len(p) <= maxHandle-handleHeader {
-		if revision {
+		switch {
+		case revision:
 			return revWithPath, p
+		case x != nil && x.control != nil && inControlDir(p):
+			return ctlWithPath, p
 		}
 		return handleWithPath, p
 	}
@@ -79,7 +92,7 @@ var (
 
 // appendHandle appends the handle of n, a node of export x.
 func appendHandle(b []byte, x *export, n vfs.Node) []byte {
-	format, p := handleForm(&n, x.revision)
+	format, p := handleForm(&n, x)
 	b = append(b, format)
 	b = binary.BigEndian.AppendUint64(b, x.fsid)
 	b = binary.BigEndian.AppendUint64(b, n.ID)
@@ -88,7 +101,7 @@ func appendHandle(b []byte, x *export, n vfs.Node) []byte {
 
 // handleLen is the encoded length of n's handle.
 func handleLen(n vfs.Node) int {
-	_, p := handleForm(&n, false)
+	_, p := handleForm(&n, nil)
 	return handleHeader + len(p)
 }
 
@@ -113,7 +126,7 @@ func parseHandle(h []byte) (format byte, fsid uint64, err error) {
 		return 0, 0, errBadHandle
 	}
 	switch h[0] {
-	case handleWithPath, handleIDOnly, handleByID, revWithPath, revIDOnly:
+	case handleWithPath, handleIDOnly, handleByID, revWithPath, revIDOnly, ctlWithPath:
 		return h[0], binary.BigEndian.Uint64(h[1:9]), nil
 	}
 	return 0, 0, errBadHandle
@@ -126,7 +139,7 @@ func resolveIn(x *export, h []byte) (vfs.Node, error) {
 	format := h[0]
 	id := binary.BigEndian.Uint64(h[9:17])
 	switch format {
-	case handleWithPath, revWithPath:
+	case handleWithPath, revWithPath, ctlWithPath:
 		path := handlePath(id, h[handleHeader:])
 		if vfs.FileIDFrom(x.rootID, path) != id || !cleanPath(path) {
 			return vfs.Node{}, errBadHandle

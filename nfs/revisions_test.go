@@ -372,6 +372,15 @@ func TestHiddenControlDir(t *testing.T) {
 	if err != nil || revAttr.Fsid != rootAttr.Fsid {
 		t.Fatalf("LOOKUP .gitnfs/rev: %v (fsid %x)", err, revAttr.Fsid)
 	}
+	// A 'G' handle of .gitnfs/rev, as servers before the 'C' format gave
+	// out (a client may hold one across an upgrade), still resolves there.
+	if rev[0] != 'C' {
+		t.Errorf(".gitnfs/rev's handle has format %#x, want 'C'", rev[0])
+	}
+	old := append([]byte{'G'}, rev[1:]...)
+	if got, want := names(t, c, old), []string{"HEAD", "main", "origin", "v1.0", "v1.1"}; !slices.Equal(got, want) {
+		t.Errorf("a 'G' handle of .gitnfs/rev lists %v, want %v", got, want)
+	}
 	if got, want := names(t, c, rev), []string{"HEAD", "main", "origin", "v1.0", "v1.1"}; !slices.Equal(got, want) {
 		t.Errorf(".gitnfs/rev lists %v, want %v", got, want)
 	}
@@ -533,6 +542,34 @@ func TestControlDirNameOnlyInTheRoot(t *testing.T) {
 	}
 }
 
+// TestControlHandleElsewhereIsStale: a 'C' handle (the hidden directory's)
+// is stale on a server that serves no revisions, and so is one whose path
+// is not in the hidden directory; neither is ever taken for the tree's.
+func TestControlHandleElsewhereIsStale(t *testing.T) {
+	h := newRevHistory(t)
+	s := serveRevisions(t, h.repo, "main", nil)
+	c, root := nfstest.Mount(t, s.Addr)
+	ctl, _, err := c.Lookup(root, vfs.ControlDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, snap := openRev(t, h.repo, "main", tree.Options{})
+	plain := nfstest.Serve(t, gitfs.New(store, snap, gitfs.Options{UID: 1000, GID: 1000}), nfs.Options{})
+	pc, proot := nfstest.Mount(t, plain.Addr)
+	if _, err := pc.Getattr(ctl); nfsclient.Status(err) != 70 {
+		t.Errorf("GETATTR of a 'C' handle on a server without revisions: %v, want NFS3ERR_STALE", err)
+	}
+	// The root's own handle, its format byte made 'C': a path ("") that
+	// is not the hidden directory's.
+	forged := append([]byte{'C'}, root[1:]...)
+	if _, err := c.Getattr(forged); nfsclient.Status(err) != 70 {
+		t.Errorf("GETATTR of a 'C' handle of the root's path: %v, want NFS3ERR_STALE", err)
+	}
+	if _, err := pc.Getattr(proot); err != nil {
+		t.Errorf("GETATTR of the plain server's root: %v", err)
+	}
+}
+
 // TestTreeWithItsOwnControlDirName: a tree that has a .gitnfs at its root
 // keeps it; that export has no hidden directory (revisions are still
 // mounted by REV:PATH).
@@ -584,14 +621,24 @@ func TestTreesOwnControlDirNameIsTheTrees(t *testing.T) {
 	if got := names(t, c, lookupWalk(t, c, root, "theirs")); !slices.Equal(got, []string{"mine", "new"}) {
 		t.Errorf("the renamed .gitnfs lists %v, want [mine new]", got)
 	}
-	// Its attributes, not a listing of its handle: the overlay keeps the
-	// renamed directory's fileid, which is also the hidden directory's
-	// (both count from the path .gitnfs), so that handle resolves to
-	// "theirs", whose entry the tree's resolution finds first.
-	if _, a, err := c.Lookup(root, vfs.ControlDir); err != nil {
-		t.Errorf("LOOKUP .gitnfs once the tree's is gone: %v, want the hidden directory", err)
-	} else if a.Mode != 0o555 {
-		t.Errorf("LOOKUP .gitnfs once the tree's is gone: mode %o, want the hidden directory's 0555", a.Mode)
+	// The renamed directory keeps its handle (path .gitnfs: the overlay
+	// resolves it to wherever it moved), which a 'G' handle of the hidden
+	// directory would be byte for byte: the hidden directory's is 'C'.
+	hid, a, err := c.Lookup(root, vfs.ControlDir)
+	if err != nil || a.Mode != 0o555 {
+		t.Fatalf("LOOKUP .gitnfs once the tree's is gone: %+v, %v; want the hidden directory (0555)", a, err)
+	}
+	if bytes.Equal(hid, own) {
+		t.Error("the hidden directory's handle is the renamed directory's")
+	}
+	if a, err := c.Getattr(hid); err != nil || a.Mode != 0o555 {
+		t.Errorf("GETATTR of the hidden directory's handle: %+v, %v; want its 0555", a, err)
+	}
+	if got := names(t, c, hid); !slices.Equal(got, []string{vfs.RevDir}) {
+		t.Errorf("the hidden directory's handle lists %v, want [%s]", got, vfs.RevDir)
+	}
+	if got := names(t, c, own); !slices.Equal(got, []string{"mine", "new"}) {
+		t.Errorf("the renamed directory's handle, kept from before, lists %v, want [mine new]", got)
 	}
 	if _, err := c.Rename(root, "theirs", root, vfs.ControlDir); nfsclient.Status(err) != 17 {
 		t.Errorf("RENAME onto .gitnfs once it is the hidden directory's: %v, want NFS3ERR_EXIST", err)
