@@ -645,6 +645,43 @@ func TestTreesOwnControlDirNameIsTheTrees(t *testing.T) {
 	}
 }
 
+// TestHiddenDirCountedUnderItsExport: calls in the hidden directory are
+// its export's (the hidden directory shares its census share, newControl):
+// none is lost, none makes an export of its own.
+func TestHiddenDirCountedUnderItsExport(t *testing.T) {
+	h := newRevHistory(t)
+	s := serveRevisions(t, h.repo, "main", nil)
+	c, root := nfstest.Mount(t, s.Addr)
+	s.census.Reset()
+	ctl, _, err := c.Lookup(root, vfs.ControlDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, _, err := c.Lookup(ctl, vfs.RevDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.ReaddirplusAll(rev, 64<<10); err != nil {
+		t.Fatal(err)
+	}
+	r := s.census.Snapshot()
+	if len(r.Exports) != 1 || r.Exports[0].Export != stats.ServedExport {
+		t.Fatalf("exports %+v: want the served one alone", r.Exports)
+	}
+	calls := func(name string) int64 {
+		for _, row := range r.Exports[0].RPCs {
+			if row.Name == name {
+				return row.Calls
+			}
+		}
+		return 0
+	}
+	if calls("NFS3.LOOKUP") != 2 || calls("NFS3.READDIRPLUS") == 0 || r.Total.Calls != r.Exports[0].Total.Calls {
+		t.Errorf("served export: %d LOOKUP (want 2), %d READDIRPLUS (want some); %d calls of %d in all",
+			calls("NFS3.LOOKUP"), calls("NFS3.READDIRPLUS"), r.Exports[0].Total.Calls, r.Total.Calls)
+	}
+}
+
 // TestCensusByExport: each export's calls and internal work are counted
 // under it; the report's tables are their sum.
 func TestCensusByExport(t *testing.T) {
