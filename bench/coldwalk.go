@@ -103,15 +103,12 @@ func coldRepo(work string) (string, error) {
 // lsTree is git's answer for the tree of HEAD: every path's size ("-" for
 // a directory), and the CPU git spent giving it (user+system, from wait4).
 func lsTree(repo string) (map[string]string, time.Duration, error) {
-	cmd := exec.Command("git", "ls-tree", "-r", "-t", "-l", "HEAD")
-	cmd.Dir = repo
-	out, err := cmd.Output()
+	out, cpu, err := gitCPU(repo, "", "ls-tree", "-r", "-t", "-l", "HEAD")
 	if err != nil {
-		return nil, 0, fmt.Errorf("git ls-tree: %w", err)
+		return nil, 0, err
 	}
-	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	sizes := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 		meta, path, ok := strings.Cut(line, "\t")
 		f := strings.Fields(meta)
 		if !ok || len(f) != 4 {
@@ -122,15 +119,24 @@ func lsTree(repo string) (map[string]string, time.Duration, error) {
 	return sizes, cpu, nil
 }
 
-// gitSizing is git's own CPU for sizing the blobs of one directory of
-// HEAD: `git cat-file --batch-check=%(objectsize)` given their ids, less
-// the same command given one of them (the process's start and the opening
-// of the repository). It is the floor a server pays that sizes the way git
-// does, from the packs alone, on top of what its warm listing costs.
-func gitSizing(repo, dir string) (time.Duration, error) {
+// gitCPU runs git in repo with stdin and returns its output and the CPU
+// it spent (user+system, from its rusage).
+func gitCPU(repo, stdin string, args ...string) (string, time.Duration, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = repo
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.Output()
+	if err != nil {
+		return "", 0, fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	return string(out), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
+}
+
+// blobsOf are the ids of the blobs directly in dir of HEAD.
+func blobsOf(repo, dir string) ([]string, error) {
 	ids, err := git(repo, nil, "ls-tree", "--format=%(objecttype) %(objectname)", "HEAD:"+dir)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	var blobs []string
 	for _, line := range strings.Split(ids, "\n") {
@@ -139,20 +145,26 @@ func gitSizing(repo, dir string) (time.Duration, error) {
 		}
 	}
 	if len(blobs) == 0 {
-		return 0, fmt.Errorf("git ls-tree HEAD:%s lists no blobs", dir)
+		return nil, fmt.Errorf("git ls-tree HEAD:%s lists no blobs", dir)
 	}
+	return blobs, nil
+}
+
+// gitSizing is git's own CPU for sizing blobs (the ids of one directory's):
+// `git cat-file --batch-check=%(objectsize)` given their ids, less the same
+// command given one of them (the process's start and the opening of the
+// repository). It is the floor a server pays that sizes the way git does,
+// from the packs alone, on top of what its warm listing costs.
+func gitSizing(repo string, blobs []string) (time.Duration, error) {
 	catFile := func(ids []string) (time.Duration, error) {
-		cmd := exec.Command("git", "cat-file", "--batch-check=%(objectsize)")
-		cmd.Dir = repo
-		cmd.Stdin = strings.NewReader(strings.Join(ids, "\n") + "\n")
-		out, err := cmd.Output()
+		out, cpu, err := gitCPU(repo, strings.Join(ids, "\n")+"\n", "cat-file", "--batch-check=%(objectsize)")
 		if err != nil {
-			return 0, fmt.Errorf("git cat-file --batch-check: %w", err)
+			return 0, err
 		}
-		if n := strings.Count(string(out), "\n"); n != len(ids) {
+		if n := strings.Count(out, "\n"); n != len(ids) {
 			return 0, fmt.Errorf("git cat-file --batch-check: %d sizes for %d ids", n, len(ids))
 		}
-		return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
+		return cpu, nil
 	}
 	all, err := catFile(blobs)
 	if err != nil {
@@ -303,6 +315,10 @@ func rowColdWalk(work, bin string) (section, figure, error) {
 	if err != nil {
 		return section{}, figure{}, err
 	}
+	d00, err := blobsOf(repo, "d00")
+	if err != nil {
+		return section{}, figure{}, err
+	}
 	var coldNs, warmNs, gitNs, dirRatio, dirColdUs, dirWarmUs, dirColdWallUs, dirWarmWallUs, dirWallRatio, dirGitUs, dirFloor []float64
 	entries := 0
 	for i := 0; i < *coldRounds; i++ {
@@ -328,7 +344,7 @@ func rowColdWalk(work, bin string) (section, figure, error) {
 		dirColdWallUs = append(dirColdWallUs, float64(dcw.Microseconds()))
 		dirWarmWallUs = append(dirWarmWallUs, float64(dww.Microseconds()))
 		dirWallRatio = append(dirWallRatio, float64(dcw)/float64(dww))
-		gs, err := gitSizing(repo, "d00")
+		gs, err := gitSizing(repo, d00)
 		if err != nil {
 			return section{}, figure{}, err
 		}
