@@ -568,3 +568,43 @@ func TestRetryJoinsItsFetchWithoutScanning(t *testing.T) {
 		t.Errorf("%d fetches, want 1", n)
 	}
 }
+
+// TestPrefetchFailureThatNamesNothing: a batch that fails with an error
+// naming no object (here a git in PATH that fails every fetch of more than
+// one id, as a remote might refuse a big request) is asked again with only
+// the blob the read waits for, at once, although the failure put the
+// remote in its backoff: git would have asked for that blob alone, and a
+// read must not fail for a prefetch of ours.
+func TestPrefetchFailureThatNamesNothing(t *testing.T) {
+	src := newPartialSource(t, testremote.HTTPOptions{})
+	clone := testremote.Clone(t, src.daemon.URL(src.name), "blob:none")
+	tmp := t.TempDir()
+	testremote.WrapGit(t, `case " $* " in *" fetch "*)
+  ids=$(mktemp -p '`+tmp+`'); cat > "$ids"
+  if [ "$(wc -l < "$ids")" -gt 1 ]; then echo "fatal: the remote end hung up unexpectedly" >&2; exit 128; fi
+  exec < "$ids" ;;
+esac`)
+	s := openPartial(t, clone, Options{})
+	snap, err := s.Resolve("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d0, err := s.Walk(snap.Root, "d0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Listing(d0.Hash); err != nil {
+		t.Fatal(err)
+	}
+	id, neighbour := src.id("d0/f0.txt"), src.id("d0/f5.txt")
+	data, err := s.ReadBlob(id)
+	if err != nil || !bytes.Equal(data, testrepo.CatFile(t, src.repo, id.String())) {
+		t.Fatalf("a read whose prefetch failed: %v, or bytes differ from git cat-file", err)
+	}
+	if s.hasLocal(neighbour) {
+		t.Error("d0/f5.txt is here: the prefetch did not fail, and this test proves nothing")
+	}
+	if n := s.Stats().PromisorFetches.Load(); n != 2 {
+		t.Errorf("%d fetches, want 2 (the batch, then the blob alone)", n)
+	}
+}

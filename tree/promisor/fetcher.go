@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -303,29 +304,44 @@ func (f *Fetcher) runBatch(l *lane, b *batch) {
 // does not have, so a batch fails for one missing prefetched blob: the
 // remote names it ("not our ref"), and the rest is fetched again without
 // it, which is then never prefetched again. A failure that names nothing
-// (the remote unreachable) tries once more with only the ids callers wait
-// for; within the remote's backoff that costs no round trip.
+// tries once more with only the ids callers wait for, if the batch held
+// more (prefetched ones): git would have asked for those alone, and a read
+// must not fail for a prefetch of ours. That retry asks the remotes the
+// first try asked even though the failure put them in their backoff; a
+// remote that is down costs it one more refused connection.
 func (f *Fetcher) fetchBatch(b *batch) error {
-	err := f.fetchFromRemotes(b.ids)
+	asked, err := f.fetchFromRemotes(b.ids, nil)
 	for attempt := 0; err != nil && attempt < 3; attempt++ {
 		var fe *fetchError
 		var lacking []plumbing.Hash
 		if errors.As(err, &fe) {
 			lacking = fe.lacking
 		}
+		wantedOnly := len(lacking) == 0
+		var wanted map[plumbing.Hash]bool
 		f.mu.Lock()
 		for _, id := range lacking {
 			f.suspect[id] = true
 		}
+		if wantedOnly {
+			wanted = maps.Clone(b.wanted) // callers joining b add to it under f.mu
+		}
 		f.mu.Unlock()
-		wantedOnly := len(lacking) == 0
 		missing := stillToAsk(b.ids, func(id plumbing.Hash) bool {
-			return slices.Contains(lacking, id) || (wantedOnly && !f.waitedFor(b, id)) || f.stored(id)
+			return slices.Contains(lacking, id) || (wantedOnly && !wanted[id]) || f.stored(id)
 		})
-		if len(missing) == 0 || (wantedOnly && len(missing) == len(b.ids)) {
+		if len(missing) == 0 {
 			return err
 		}
-		err = f.fetchFromRemotes(missing)
+		if !wantedOnly {
+			_, err = f.fetchFromRemotes(missing, nil)
+			continue
+		}
+		if len(missing) == len(b.ids) {
+			return err // nothing of ours to leave out
+		}
+		_, err = f.fetchFromRemotes(missing, asked)
+		return err
 	}
 	return err
 }
@@ -349,29 +365,23 @@ func (f *Fetcher) stored(id plumbing.Hash) bool {
 	return ok
 }
 
-// waitedFor reports whether a caller waits for id of b (rather than it
-// being prefetched); callers joining b add to it under f.mu.
-func (f *Fetcher) waitedFor(b *batch, id plumbing.Hash) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return b.wanted[id]
-}
-
 // fetchFromRemotes fetches ids as git's promisor_remote_get_direct does:
 // from each promisor remote in turn, asking the next one for what is
-// still missing.
-func (f *Fetcher) fetchFromRemotes(ids []plumbing.Hash) error {
+// still missing. A remote within its backoff is skipped unless it is in
+// force (see fetchBatch). asked are the remotes it ran git fetch for.
+func (f *Fetcher) fetchFromRemotes(ids []plumbing.Hash, force []string) (asked []string, _ error) {
 	remaining := ids
 	var errs []error
 	for _, r := range f.opts.Remotes {
-		if err := f.downErr(r.Name); err != nil {
+		if err := f.downErr(r.Name); err != nil && !slices.Contains(force, r.Name) {
 			errs = append(errs, err)
 			continue
 		}
+		asked = append(asked, r.Name)
 		err := f.fetchOnce(r, remaining)
 		if err == nil {
 			f.healthy(r.Name)
-			return nil
+			return asked, nil
 		}
 		errs = append(errs, err)
 		var fe *fetchError
@@ -381,12 +391,12 @@ func (f *Fetcher) fetchFromRemotes(ids []plumbing.Hash) error {
 		if len(remaining) > 1 {
 			still := stillToAsk(remaining, f.stored)
 			if len(still) == 0 {
-				return nil
+				return asked, nil
 			}
 			remaining = still
 		}
 	}
-	return errors.Join(errs...)
+	return asked, errors.Join(errs...)
 }
 
 // fetchOnce is one git fetch, counted in the census.
