@@ -494,16 +494,16 @@ func (s *Store) missingSize(blob plumbing.Hash) (int64, error) {
 // is on its way already, by waiting for the batch that carries it (the
 // fetcher would add nothing to it, so the scan is not made).
 func (s *Store) fetchMissing(h plumbing.Hash, also ...plumbing.Hash) error {
-	// The miss counts in the walk (walking) even when h is on its way and
-	// the scan is skipped: a retry counts as it did when every call
-	// scanned, so that skipping it changes nothing but its cost.
-	dir, known := s.lazy.parents.of(h)
-	ahead := known && s.lazy.walking(dir)
+	// A miss counts in the walk (walking) only when it starts a fetch:
+	// a read retried while its blob is on its way (after NFS3ERR_JUKEBOX)
+	// is the same read, and two readers retrying in turn in two
+	// directories made a walk of their retries.
 	t := s.lazy.fetcher.Fetch(h, func() []plumbing.Hash {
+		dir, known := s.lazy.parents.of(h)
 		if !known {
 			return also
 		}
-		return append(also, s.fetchBatch(h, dir, ahead)...)
+		return append(also, s.fetchBatch(h, dir, s.lazy.walking(dir))...)
 	})
 	go func() { <-t.Done(); s.lazy.fetched() }()
 	if err := s.await(t, h); err != nil && !s.arrived(err, h) {

@@ -608,3 +608,67 @@ esac`)
 		t.Errorf("%d fetches, want 2 (the batch, then the blob alone)", n)
 	}
 }
+
+// TestRetriesAreNoWalk: reads retried while their blobs are on their way
+// (the NFS client after NFS3ERR_JUKEBOX) are not new misses: two readers
+// in two directories retrying in turn counted a directory change per
+// retry, and their next miss prefetched a walk ahead that nobody made.
+func TestRetriesAreNoWalk(t *testing.T) {
+	src := newPartialSource(t, testremote.HTTPOptions{})
+	clone := testremote.Clone(t, src.daemon.URL(src.name), "blob:none")
+	gate := filepath.Join(t.TempDir(), "gate")
+	testremote.WrapGit(t, `case " $* " in *" fetch "*) while [ ! -e '`+gate+`' ]; do sleep 0.05; done ;; esac`)
+	s := openPartial(t, clone, Options{})
+	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o644) })
+	snap, err := s.Resolve("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"d0", "d1"} {
+		e, err := s.Walk(snap.Root, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Listing(e.Hash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	streak := func() int {
+		s.lazy.mu.Lock()
+		defer s.lazy.mu.Unlock()
+		return s.lazy.streak
+	}
+	readers := []plumbing.Hash{src.id("d0/f0.txt"), src.id("d1/f0.txt")}
+	for _, id := range readers { // sized first, as a listing does
+		if _, err := s.BlobSize(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nw := s.NoWait()
+	var ready []<-chan struct{}
+	for round := range 4 {
+		for _, id := range readers {
+			_, err := nw.ReadBlob(id)
+			r, ok := IsPending(err)
+			if !ok {
+				t.Fatalf("round %d: NoWait ReadBlob while the fetch is held: %v, want pending", round, err)
+			}
+			if round == 0 {
+				ready = append(ready, r)
+			}
+		}
+	}
+	if got := streak(); got != 2 {
+		t.Errorf("two reads and 6 retries in two directories: streak %d, want 2 (one per read)", got)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range ready {
+		select {
+		case <-r:
+		case <-time.After(time.Minute):
+			t.Fatal("the fetch did not end")
+		}
+	}
+}
