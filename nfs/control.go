@@ -24,7 +24,9 @@ import (
 // never descend into every revision of the repository.
 type controlFS struct {
 	parent *export
-	revs   vfs.Revisions
+	// base is what the fileids of its nodes count from (controlRoot).
+	base uint64
+	revs vfs.Revisions
 	// long notes the directories too deep for their path to ride in a
 	// handle (a ref name of 36 bytes or more).
 	long vfs.LongPaths
@@ -43,17 +45,29 @@ var (
 	ctlRevPath  = vfs.ControlDir + "/" + vfs.RevDir
 )
 
+// controlRoot is what the fileids of an export's hidden directory count
+// from, root being the export's root's: the fileid of an empty name in the
+// root. No path of a tree hashes as a path from there (a name is never
+// empty, and never holds "/"), so that .gitnfs, and every directory below
+// it, is never the fileid of the tree's own entry of that path. On an
+// overlay a directory that was the tree's own .gitnfs and was renamed away
+// keeps its fileid and its handle (path .gitnfs, vfs.HandleByOrigin): when
+// both counted from the export's root, the hidden directory had that
+// fileid too, and that handle byte for byte (the hidden directory listed
+// the renamed one's entries). resolveHandle tells the two apart by it.
+func controlRoot(root uint64) uint64 { return vfs.ChildID(root, "") }
+
 // newControl is the export that serves parent's hidden directory.
 func newControl(parent *export, revs vfs.Revisions) *export {
-	c := &controlFS{parent: parent, revs: revs}
+	c := &controlFS{parent: parent, base: controlRoot(parent.rootID), revs: revs}
 	x := newExport(c)
-	x.revision, x.rootID, x.stats = parent.revision, parent.rootID, parent.stats
+	x.revision, x.rootID, x.stats = parent.revision, c.base, parent.stats
 	x.control = c
 	return x
 }
 
 func (c *controlFS) node(path string, kind byte) vfs.Node {
-	n := vfs.Node{ID: vfs.FileIDFrom(c.parent.rootID, path), Path: path, Type: vfs.Dir}
+	n := vfs.Node{ID: vfs.FileIDFrom(c.base, path), Path: path, Type: vfs.Dir}
 	n.Private[0] = kind
 	c.long.Note(n.ID, path)
 	return n
@@ -122,7 +136,7 @@ func (c *controlFS) walkAll(path, prefix string) error {
 		if prefix != "" {
 			pre = prefix + "/" + e.Name
 		}
-		c.long.Note(vfs.FileIDFrom(c.parent.rootID, p), p)
+		c.long.Note(vfs.FileIDFrom(c.base, p), p)
 		if err := c.walkAll(p, pre); err != nil {
 			return err
 		}
@@ -206,7 +220,7 @@ func (l *controlListing) ID(i int) uint64 {
 	if e := l.entries[i]; !e.Dir {
 		return e.ID // the revision's root: what a LOOKUP answers
 	}
-	return vfs.FileIDFrom(l.c.parent.rootID, l.dir+"/"+l.entries[i].Name)
+	return vfs.FileIDFrom(l.c.base, l.dir+"/"+l.entries[i].Name)
 }
 
 func (l *controlListing) Node(i int) vfs.Node {

@@ -1,6 +1,7 @@
 package nfs
 
 import (
+	"encoding/binary"
 	"errors"
 	"strings"
 
@@ -99,24 +100,18 @@ func (s *Server) resolveHandle(cur *export, h []byte) (*export, vfs.Node, error)
 	} else if fsid != x.fsid {
 		return nil, vfs.Node{}, vfs.ErrStale
 	}
-	if format == ctlWithPath {
-		// The hidden directory's own handle: never the tree's.
-		if x.hidden == nil || !inControlDir(h[handleHeader:]) {
-			return nil, vfs.Node{}, vfs.ErrStale
+	if p := h[handleHeader:]; (format == handleWithPath || format == revWithPath) && inControlDir(p) {
+		// The hidden directory's, or the tree's own .gitnfs (which wins,
+		// vfs.ControlDir, and which an overlay's renamed directory keeps the
+		// handle of): the fileid says which (controlRoot).
+		id := binary.BigEndian.Uint64(h[9:17])
+		if vfs.FileIDFrom(controlRoot(x.rootID), handlePath(id, p)) == id {
+			if x.hidden == nil { // served before with revisions, now without
+				return nil, vfs.Node{}, vfs.ErrStale
+			}
+			n, err := resolveIn(x.hidden, h)
+			return x.hidden, n, err
 		}
-		n, err := resolveIn(x.hidden, h)
-		return x.hidden, n, err
-	}
-	if x.hidden != nil && format != handleByID && inControlDir(h[handleHeader:]) {
-		// A 'G' handle there: the tree's own .gitnfs, which wins
-		// (vfs.ControlDir), or the hidden directory's as servers before
-		// 'C' spelled it.
-		n, err := resolveIn(x, h)
-		if err == nil || !errors.Is(err, vfs.ErrStale) {
-			return x, n, err
-		}
-		n, err = resolveIn(x.hidden, h)
-		return x.hidden, n, err
 	}
 	n, err := resolveIn(x, h)
 	if err != nil && x.hidden != nil && (format == handleIDOnly || format == revIDOnly) && errors.Is(err, vfs.ErrStale) {

@@ -887,8 +887,8 @@ func FuzzResolveHandle(f *testing.F) {
 	f.Add(handleWithFsid(fuzzFsid, vfs.Node{ID: vfs.FileID("d/../f"), Path: "d/../f"}))
 	f.Add(handleWithFsid(fuzzFsid, vfs.Node{ID: vfs.FileID("f/x"), Path: "f/x"}))
 	f.Add(handleWithFsid(fuzzFsid+1, vfs.Node{ID: vfs.FileID("f"), Path: "f"}))
-	// The hidden directory's format, on an export without one: stale.
-	f.Add(append([]byte{ctlWithPath}, handleWithFsid(fuzzFsid, vfs.Node{ID: vfs.FileID(vfs.ControlDir), Path: vfs.ControlDir})[1:]...))
+	// The hidden directory's handle, on an export without one: stale.
+	f.Add(handleWithFsid(fuzzFsid, vfs.Node{ID: vfs.FileIDFrom(controlRoot(vfs.RootID), vfs.ControlDir), Path: vfs.ControlDir}))
 	f.Fuzz(func(t *testing.T, h []byte) {
 		n, err := ResolveHandle(fs, h)
 		if err != nil {

@@ -41,20 +41,16 @@ import (
 // table kept. Same size as every other handle; the served export's handles
 // are byte for byte what they were.
 //
-// The hidden directory of the served export (.gitnfs and the ref
-// directories below it) has a format of its own, 'C', laid out as 'G': on
-// an overlay, a directory that was the tree's own .gitnfs and was renamed
-// away keeps its handle (path .gitnfs, Node.Handle vfs.HandleByOrigin), and
-// a 'G' handle of the hidden directory, which servers before 'C' gave out
-// and which are still resolved, is the same bytes: one handle for two
-// directories. A 'C' handle is never the tree's.
+// The hidden directory (.gitnfs and the ref directories below it) has the
+// handles of its export's format; its fileids count from a root of their
+// own (controlRoot), which is what tells its handle from one of the tree's
+// own .gitnfs of the same path.
 const (
 	handleWithPath byte = 0x47 // 'G': format 1, path inline
 	handleIDOnly   byte = 0x48 // format 1, fileid only
 	handleByID     byte = 0x49 // a Writable's own file (vfs.HandleByID): fileid only, resolved by ResolveID
 	revWithPath    byte = 0x52 // 'R': a revision export's node, path inline
 	revIDOnly      byte = 0x53 // a revision export's node, fileid only
-	ctlWithPath    byte = 0x43 // 'C': a node of the served export's hidden directory, path inline
 	handleHeader        = 1 + 8 + 8
 	maxHandle           = 64
 )
@@ -72,11 +68,8 @@ func handleForm(n *vfs.Node, x *export) (byte, string) {
 	}
 	revision := x != nil && x.revision
 	if p := n.HandlePath(); len(p) <= maxHandle-handleHeader {
-		switch {
-		case revision:
+		if revision {
 			return revWithPath, p
-		case x != nil && x.control != nil && inControlDir(p):
-			return ctlWithPath, p
 		}
 		return handleWithPath, p
 	}
@@ -126,7 +119,7 @@ func parseHandle(h []byte) (format byte, fsid uint64, err error) {
 		return 0, 0, errBadHandle
 	}
 	switch h[0] {
-	case handleWithPath, handleIDOnly, handleByID, revWithPath, revIDOnly, ctlWithPath:
+	case handleWithPath, handleIDOnly, handleByID, revWithPath, revIDOnly:
 		return h[0], binary.BigEndian.Uint64(h[1:9]), nil
 	}
 	return 0, 0, errBadHandle
@@ -139,7 +132,7 @@ func resolveIn(x *export, h []byte) (vfs.Node, error) {
 	format := h[0]
 	id := binary.BigEndian.Uint64(h[9:17])
 	switch format {
-	case handleWithPath, revWithPath, ctlWithPath:
+	case handleWithPath, revWithPath:
 		path := handlePath(id, h[handleHeader:])
 		if vfs.FileIDFrom(x.rootID, path) != id || !cleanPath(path) {
 			return vfs.Node{}, errBadHandle

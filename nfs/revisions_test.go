@@ -2,6 +2,7 @@ package nfs_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -372,14 +373,18 @@ func TestHiddenControlDir(t *testing.T) {
 	if err != nil || revAttr.Fsid != rootAttr.Fsid {
 		t.Fatalf("LOOKUP .gitnfs/rev: %v (fsid %x)", err, revAttr.Fsid)
 	}
-	// A 'G' handle of .gitnfs/rev, as servers before the 'C' format gave
-	// out (a client may hold one across an upgrade), still resolves there.
-	if rev[0] != 'C' {
-		t.Errorf(".gitnfs/rev's handle has format %#x, want 'C'", rev[0])
+	// The hidden directory's fileids count from a root of their own
+	// (controlRoot), not from the export's: a handle of .gitnfs/rev as
+	// servers before that gave out (a client may hold one across an
+	// upgrade) is stale, for the client to LOOKUP again, and never a
+	// malformed handle.
+	if revAttr.Fileid == vfs.FileID(vfs.ControlDir+"/"+vfs.RevDir) || ctlAttr.Fileid == vfs.FileID(vfs.ControlDir) {
+		t.Errorf(".gitnfs (%x) or .gitnfs/rev (%x) has the fileid of the tree's path", ctlAttr.Fileid, revAttr.Fileid)
 	}
-	old := append([]byte{'G'}, rev[1:]...)
-	if got, want := names(t, c, old), []string{"HEAD", "main", "origin", "v1.0", "v1.1"}; !slices.Equal(got, want) {
-		t.Errorf("a 'G' handle of .gitnfs/rev lists %v, want %v", got, want)
+	old := slices.Clone(rev)
+	binary.BigEndian.PutUint64(old[9:17], vfs.FileID(vfs.ControlDir+"/"+vfs.RevDir))
+	if _, err := c.Getattr(old); nfsclient.Status(err) != 70 {
+		t.Errorf("GETATTR of .gitnfs/rev's handle of before: %v, want NFS3ERR_STALE", err)
 	}
 	if got, want := names(t, c, rev), []string{"HEAD", "main", "origin", "v1.0", "v1.1"}; !slices.Equal(got, want) {
 		t.Errorf(".gitnfs/rev lists %v, want %v", got, want)
@@ -542,9 +547,9 @@ func TestControlDirNameOnlyInTheRoot(t *testing.T) {
 	}
 }
 
-// TestControlHandleElsewhereIsStale: a 'C' handle (the hidden directory's)
-// is stale on a server that serves no revisions, and so is one whose path
-// is not in the hidden directory; neither is ever taken for the tree's.
+// TestControlHandleElsewhereIsStale: a handle of the hidden directory is
+// stale on a server that serves no revisions (it was served with them
+// before a restart), not a malformed one, and not the tree's.
 func TestControlHandleElsewhereIsStale(t *testing.T) {
 	h := newRevHistory(t)
 	s := serveRevisions(t, h.repo, "main", nil)
@@ -557,13 +562,7 @@ func TestControlHandleElsewhereIsStale(t *testing.T) {
 	plain := nfstest.Serve(t, gitfs.New(store, snap, gitfs.Options{UID: 1000, GID: 1000}), nfs.Options{})
 	pc, proot := nfstest.Mount(t, plain.Addr)
 	if _, err := pc.Getattr(ctl); nfsclient.Status(err) != 70 {
-		t.Errorf("GETATTR of a 'C' handle on a server without revisions: %v, want NFS3ERR_STALE", err)
-	}
-	// The root's own handle, its format byte made 'C': a path ("") that
-	// is not the hidden directory's.
-	forged := append([]byte{'C'}, root[1:]...)
-	if _, err := c.Getattr(forged); nfsclient.Status(err) != 70 {
-		t.Errorf("GETATTR of a 'C' handle of the root's path: %v, want NFS3ERR_STALE", err)
+		t.Errorf("GETATTR of the hidden directory's handle on a server without revisions: %v, want NFS3ERR_STALE", err)
 	}
 	if _, err := pc.Getattr(proot); err != nil {
 		t.Errorf("GETATTR of the plain server's root: %v", err)
@@ -621,15 +620,19 @@ func TestTreesOwnControlDirNameIsTheTrees(t *testing.T) {
 	if got := names(t, c, lookupWalk(t, c, root, "theirs")); !slices.Equal(got, []string{"mine", "new"}) {
 		t.Errorf("the renamed .gitnfs lists %v, want [mine new]", got)
 	}
-	// The renamed directory keeps its handle (path .gitnfs: the overlay
-	// resolves it to wherever it moved), which a 'G' handle of the hidden
-	// directory would be byte for byte: the hidden directory's is 'C'.
+	// The renamed directory keeps its handle and its fileid (path .gitnfs:
+	// the overlay resolves it to wherever it moved). The hidden directory's
+	// fileid, hence its handle, is another (controlRoot).
+	ownAttr, err := c.Getattr(own)
+	if err != nil {
+		t.Fatal(err)
+	}
 	hid, a, err := c.Lookup(root, vfs.ControlDir)
 	if err != nil || a.Mode != 0o555 {
 		t.Fatalf("LOOKUP .gitnfs once the tree's is gone: %+v, %v; want the hidden directory (0555)", a, err)
 	}
-	if bytes.Equal(hid, own) {
-		t.Error("the hidden directory's handle is the renamed directory's")
+	if bytes.Equal(hid, own) || a.Fileid == ownAttr.Fileid {
+		t.Errorf("the hidden directory's handle or fileid (%x) is the renamed directory's (%x)", a.Fileid, ownAttr.Fileid)
 	}
 	if a, err := c.Getattr(hid); err != nil || a.Mode != 0o555 {
 		t.Errorf("GETATTR of the hidden directory's handle: %+v, %v; want its 0555", a, err)
