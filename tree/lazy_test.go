@@ -496,6 +496,49 @@ func TestPrefetchFollowsTheReads(t *testing.T) {
 	}
 }
 
+// wrappedPartial opens a partial clone of a new source, its git fetches
+// run through script first (testremote.WrapGit).
+func wrappedPartial(t *testing.T, script string) (*partialSource, *Store) {
+	src := newPartialSource(t, testremote.HTTPOptions{})
+	clone := testremote.Clone(t, src.daemon.URL(src.name), "blob:none")
+	testremote.WrapGit(t, `case " $* " in *" fetch "*) `+script+` ;; esac`)
+	return src, openPartial(t, clone, Options{})
+}
+
+// gatedPartial is a wrappedPartial whose git fetches wait until release
+// is called. The gate opens when the test ends too, so that a held fetch
+// ends before the store closes (which would kill it).
+func gatedPartial(t *testing.T) (src *partialSource, s *Store, release func()) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	src, s = wrappedPartial(t, `while [ ! -e '`+gate+`' ]; do sleep 0.05; done`)
+	release = func() {
+		if err := os.WriteFile(gate, nil, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(release)
+	return src, s, release
+}
+
+// listDirs lists dirs of HEAD, as a client's walk to them does: their
+// blobs are then known to be theirs (batched by directory).
+func listDirs(t *testing.T, s *Store, dirs ...string) {
+	t.Helper()
+	snap, err := s.Resolve("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		e, err := s.Walk(snap.Root, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Listing(e.Hash); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestRetryJoinsItsFetchWithoutScanning: a read retried while its blob is
 // still being fetched (the NFS client retries after NFS3ERR_JUKEBOX) joins
 // the fetch under way without scanning the directory again for what to
@@ -504,25 +547,8 @@ func TestPrefetchFollowsTheReads(t *testing.T) {
 // is held by a git in PATH that waits for a gate; once it is done, the
 // blob and its directory come from that one fetch.
 func TestRetryJoinsItsFetchWithoutScanning(t *testing.T) {
-	src := newPartialSource(t, testremote.HTTPOptions{})
-	clone := testremote.Clone(t, src.daemon.URL(src.name), "blob:none")
-	gate := filepath.Join(t.TempDir(), "gate")
-	testremote.WrapGit(t, `case " $* " in *" fetch "*) while [ ! -e '`+gate+`' ]; do sleep 0.05; done ;; esac`)
-	s := openPartial(t, clone, Options{})
-	// The fetch is killed when the store closes; the gate lets it go first
-	// when the test ends early.
-	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o644) })
-	snap, err := s.Resolve("HEAD")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d0, err := s.Walk(snap.Root, "d0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Listing(d0.Hash); err != nil {
-		t.Fatal(err)
-	}
+	src, s, release := gatedPartial(t)
+	listDirs(t, s, "d0")
 	id, neighbour := src.id("d0/f0.txt"), src.id("d0/f5.txt")
 	// Sized first (object-info), as a listing does: the read's scan then
 	// has sizes to batch by.
@@ -531,7 +557,7 @@ func TestRetryJoinsItsFetchWithoutScanning(t *testing.T) {
 	}
 	nw := s.NoWait()
 	scans := s.lazy.scans.Load()
-	_, err = nw.ReadBlob(id)
+	_, err := nw.ReadBlob(id)
 	ready, ok := IsPending(err)
 	if !ok {
 		t.Fatalf("NoWait ReadBlob of a missing blob: %v, want pending", err)
@@ -549,9 +575,7 @@ func TestRetryJoinsItsFetchWithoutScanning(t *testing.T) {
 	if n := s.lazy.scans.Load() - scans; n != 1 {
 		t.Errorf("%d scans for a read and 3 retries while it was fetched, want 1 (the read's)", n)
 	}
-	if err := os.WriteFile(gate, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	select {
 	case <-ready:
 	case <-time.After(time.Minute):
@@ -576,26 +600,11 @@ func TestRetryJoinsItsFetchWithoutScanning(t *testing.T) {
 // remote in its backoff: git would have asked for that blob alone, and a
 // read must not fail for a prefetch of ours.
 func TestPrefetchFailureThatNamesNothing(t *testing.T) {
-	src := newPartialSource(t, testremote.HTTPOptions{})
-	clone := testremote.Clone(t, src.daemon.URL(src.name), "blob:none")
 	tmp := t.TempDir()
-	testremote.WrapGit(t, `case " $* " in *" fetch "*)
-  ids=$(mktemp -p '`+tmp+`'); cat > "$ids"
+	src, s := wrappedPartial(t, `ids=$(mktemp -p '`+tmp+`'); cat > "$ids"
   if [ "$(wc -l < "$ids")" -gt 1 ]; then echo "fatal: the remote end hung up unexpectedly" >&2; exit 128; fi
-  exec < "$ids" ;;
-esac`)
-	s := openPartial(t, clone, Options{})
-	snap, err := s.Resolve("HEAD")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d0, err := s.Walk(snap.Root, "d0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Listing(d0.Hash); err != nil {
-		t.Fatal(err)
-	}
+  exec < "$ids"`)
+	listDirs(t, s, "d0")
 	id, neighbour := src.id("d0/f0.txt"), src.id("d0/f5.txt")
 	data, err := s.ReadBlob(id)
 	if err != nil || !bytes.Equal(data, testrepo.CatFile(t, src.repo, id.String())) {
@@ -614,25 +623,8 @@ esac`)
 // in two directories retrying in turn counted a directory change per
 // retry, and their next miss prefetched a walk ahead that nobody made.
 func TestRetriesAreNoWalk(t *testing.T) {
-	src := newPartialSource(t, testremote.HTTPOptions{})
-	clone := testremote.Clone(t, src.daemon.URL(src.name), "blob:none")
-	gate := filepath.Join(t.TempDir(), "gate")
-	testremote.WrapGit(t, `case " $* " in *" fetch "*) while [ ! -e '`+gate+`' ]; do sleep 0.05; done ;; esac`)
-	s := openPartial(t, clone, Options{})
-	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o644) })
-	snap, err := s.Resolve("HEAD")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{"d0", "d1"} {
-		e, err := s.Walk(snap.Root, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Listing(e.Hash); err != nil {
-			t.Fatal(err)
-		}
-	}
+	src, s, release := gatedPartial(t)
+	listDirs(t, s, "d0", "d1")
 	streak := func() int {
 		s.lazy.mu.Lock()
 		defer s.lazy.mu.Unlock()
@@ -661,9 +653,7 @@ func TestRetriesAreNoWalk(t *testing.T) {
 	if got := streak(); got != 2 {
 		t.Errorf("two reads and 6 retries in two directories: streak %d, want 2 (one per read)", got)
 	}
-	if err := os.WriteFile(gate, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	for _, r := range ready {
 		select {
 		case <-r:
