@@ -307,8 +307,9 @@ func (f *Fetcher) runBatch(l *lane, b *batch) {
 // tries once more with only the ids callers wait for, if the batch held
 // more (prefetched ones): git would have asked for those alone, and a read
 // must not fail for a prefetch of ours. That retry asks the remotes the
-// first try asked even though the failure put them in their backoff; a
-// remote that is down costs it one more refused connection.
+// first try asked even though the failure put them in their backoff: a
+// remote that is down is tried once more (a refused connection costs
+// milliseconds; one that hangs holds the retry up to fetchTimeout too).
 func (f *Fetcher) fetchBatch(b *batch) error {
 	asked, err := f.fetchFromRemotes(b.ids, nil)
 	for attempt := 0; err != nil && attempt < 3; attempt++ {
