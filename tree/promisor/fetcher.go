@@ -70,6 +70,8 @@ type Options struct {
 	Unsized func(id plumbing.Hash)
 
 	Getenv func(string) string
+	// FetchTimeout bounds one git fetch; 0: fetchTimeout.
+	FetchTimeout time.Duration
 }
 
 // Fetcher fetches a partial clone's missing objects from its promisor
@@ -166,6 +168,9 @@ func New(opts Options) *Fetcher {
 	}
 	if opts.Unsized == nil {
 		opts.Unsized = func(plumbing.Hash) {}
+	}
+	if opts.FetchTimeout == 0 {
+		opts.FetchTimeout = fetchTimeout
 	}
 	f := &Fetcher{opts: opts, suspect: map[plumbing.Hash]bool{}, health: map[string]*health{}}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
@@ -309,7 +314,8 @@ func (f *Fetcher) runBatch(l *lane, b *batch) {
 // must not fail for a prefetch of ours. That retry asks the remotes the
 // first try asked even though the failure put them in their backoff: a
 // remote that is down is tried once more (a refused connection costs
-// milliseconds; one that hangs holds the retry up to fetchTimeout too).
+// milliseconds). A fetch killed at its timeout is not retried: a remote
+// that accepts and then hangs would hold the read for a second timeout.
 func (f *Fetcher) fetchBatch(b *batch) error {
 	asked, err := f.fetchFromRemotes(b.ids, nil)
 	for attempt := 0; err != nil && attempt < 3; attempt++ {
@@ -338,8 +344,8 @@ func (f *Fetcher) fetchBatch(b *batch) error {
 			_, err = f.fetchFromRemotes(missing, nil)
 			continue
 		}
-		if len(missing) == len(b.ids) {
-			return err // nothing of ours to leave out
+		if len(missing) == len(b.ids) || errors.Is(err, context.DeadlineExceeded) {
+			return err // nothing of ours to leave out, or a remote that hangs
 		}
 		_, err = f.fetchFromRemotes(missing, asked)
 		return err
@@ -403,7 +409,7 @@ func (f *Fetcher) fetchFromRemotes(ids []plumbing.Hash, force []string) (asked [
 // fetchOnce is one git fetch, counted in the census.
 func (f *Fetcher) fetchOnce(r Remote, ids []plumbing.Hash) error {
 	st := f.opts.Stats
-	ctx, cancel := context.WithTimeout(f.ctx, fetchTimeout)
+	ctx, cancel := context.WithTimeout(f.ctx, f.opts.FetchTimeout)
 	defer cancel()
 	start := time.Now()
 	err := runFetch(ctx, f.opts.GitDir, r.Name, ids)
