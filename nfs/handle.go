@@ -60,13 +60,12 @@ const (
 // agree.
 const _ = uint(maxHandle-handleHeader-vfs.MaxInlinePath) + uint(vfs.MaxInlinePath-(maxHandle-handleHeader))
 
-// handleForm picks the format and the path (if any) of n's handle in
-// export x (nil: any export; only the length is wanted).
-func handleForm(n *vfs.Node, x *export) (byte, string) {
+// handleForm picks the format and the path (if any) of n's handle in an
+// export (revision: a revision export's).
+func handleForm(n *vfs.Node, revision bool) (byte, string) {
 	if n.Handle == vfs.HandleByID {
 		return handleByID, ""
 	}
-	revision := x != nil && x.revision
 	if p := n.HandlePath(); len(p) <= maxHandle-handleHeader {
 		if revision {
 			return revWithPath, p
@@ -85,7 +84,7 @@ var (
 
 // appendHandle appends the handle of n, a node of export x.
 func appendHandle(b []byte, x *export, n vfs.Node) []byte {
-	format, p := handleForm(&n, x)
+	format, p := handleForm(&n, x.revision)
 	b = append(b, format)
 	b = binary.BigEndian.AppendUint64(b, x.fsid)
 	b = binary.BigEndian.AppendUint64(b, n.ID)
@@ -94,7 +93,7 @@ func appendHandle(b []byte, x *export, n vfs.Node) []byte {
 
 // handleLen is the encoded length of n's handle.
 func handleLen(n vfs.Node) int {
-	_, p := handleForm(&n, nil)
+	_, p := handleForm(&n, false)
 	return handleHeader + len(p)
 }
 
