@@ -94,8 +94,8 @@ func TestModelMountSizes(t *testing.T) {
 // proxy stands between the model and a server and lets a test rewrite
 // replies, to see the model catch each fault it was built for.
 type proxy struct {
-	addr   string
-	mu     sync.Mutex
+	addr string
+	mu   sync.Mutex
 	// mutate sees a reply from its accept_stat on (accept_stat, then the
 	// results) and returns what replaces it (nil: unchanged).
 	mutate func(prog, vers, proc uint32, res []byte) []byte
