@@ -88,6 +88,9 @@ type Client struct {
 	// times wobble costs the client its cached listing. Off for a tree
 	// that really changes (an overlay, --follow).
 	StaticTree bool
+	// BetweenPages, when set, runs between two READDIRPLUS calls of one
+	// listing: a test changes the tree there, as another client would.
+	BetweenPages func()
 }
 
 // dirState is what the client keeps of a directory: its cookie verifier
@@ -549,6 +552,9 @@ func (c *Client) readdirplus(dir []byte) ([]Entry, error) {
 			return out, ErrCookieStuck
 		}
 		cookie = last
+		if c.BetweenPages != nil {
+			c.BetweenPages()
+		}
 	}
 	st.complete = true
 	c.mu.Lock()
