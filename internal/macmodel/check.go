@@ -31,6 +31,14 @@ func CheckWorkloads(t testing.TB, addr string, opts Options, repo, treeish strin
 			t.Fatalf("%s of %s: %v", w, opts.Path, err)
 		}
 		rows[w] = RowOf(w, r, c.Census())
+		// Finder's probes of a folder it opens: names not listed, so
+		// LOOKUPs answered NOENT, each failure decoded as strictly as a
+		// success (its directory post_op_attr included).
+		for _, probe := range []string{".localized", ".hidden"} {
+			if _, _, err := c.Lookup(c.Root, probe); Status(err) != ErrNoEnt {
+				t.Errorf("%s: LOOKUP of %s: %v, want NOENT", w, probe, err)
+			}
+		}
 		if err := c.Unmount(); err != nil {
 			t.Errorf("%s: unmount: %v", w, err)
 		}
