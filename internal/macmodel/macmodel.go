@@ -34,7 +34,7 @@ const (
 	DefaultRSize       = 32 << 10
 	DefaultReaddirSize = 32 << 10
 	// dirBlockSize is NFS_DIRBLKSIZ: a directory is cached in 4 KiB
-	// buffers (nfs_buf_get(..., NFS_DIRBLKSIZ, ...), nfs_vnops.c:6020).
+	// buffers (nfs_buf_get(..., NFS_DIRBLKSIZ, ...), nfs_vnops.c:6022).
 	dirBlockSize = 4096
 	// accessCacheTTL is nfs_access_cache_timeout = NFS_MAXATTRTIMO (60 s),
 	// whatever actimeo says (nfs_vfsops.c:315; nfs_vnops.c:768).
@@ -465,8 +465,8 @@ var ErrCookieStuck = errors.New("readdir cookie did not change: EIO (kext/nfs_vn
 // last cookie and the verifier the server last gave for this directory
 // (nfs3_readdir_rpc, nfs_vnops.c:6765-6773, 6797), dircount = readdirsize
 // and maxcount = rsize, until eof. Entries are stored as the buffers store
-// them: without attributes when none came (zeroed, :6904-6907), without a
-// handle when none came; a name holding '/' is dropped (:6950-6953).
+// them: without attributes when none came (zeroed, :6918), without a
+// handle when none came; a name holding '/' is dropped (:6952-6956).
 func (c *Client) ReadDir(dir []byte) ([]Entry, error) {
 	if _, err := c.Access(dir); err != nil {
 		return nil, err
@@ -505,7 +505,7 @@ func (c *Client) readdirplus(dir []byte) ([]Entry, error) {
 				en.Fileid = d.U64()
 				name := d.Opaque()
 				if d.Err == nil && len(name) == 0 {
-					d.bad("entry with an empty name") // EBADRPC, :6823-6826
+					d.bad("entry with an empty name") // EBADRPC, :6834-6837
 				}
 				en.Name = string(name)
 				en.Cookie = d.U64()
@@ -568,7 +568,7 @@ func (c *Client) readdirplus(dir []byte) ([]Entry, error) {
 // direntry: d_ino, d_seekoff (8 each), d_reclen, d_namlen (2 each), d_type,
 // the name and its NUL, then for READDIRPLUS the handle's length byte, the
 // handle and a time_t stamp, rounded up to 8 (NFS_DIRENTRY_LEN,
-// nfsnode.h:282; nfs3_readdir_rpc :6836-6840). nfs_vattr (nfsnode.h:337)
+// nfsnode.h:282; nfs3_readdir_rpc :6846-6848). nfs_vattr (nfsnode.h:337)
 // is about 232 bytes on a 64-bit kernel, counted by hand: the model's
 // buffer count is an estimate, used only for the 100-buffer limit below.
 const (
@@ -581,13 +581,13 @@ func entrySize(en Entry) int {
 	return rec + nvattrSize
 }
 
-// Lookup is nfs_vnop_lookup (nfs_vnops.c:2735-2830) on a name-cache miss:
+// Lookup is nfs_vnop_lookup (nfs_vnops.c:2722-2830) on a name-cache miss:
 // "." and ".." never go out; a name in the directory's READDIRPLUS
 // buffers with a handle and attributes is a hit (nfs_dir_buf_search,
-// :6448-6460), costing only the directory's SEARCH access check (cached);
+// :6435-6467), costing only the directory's SEARCH access check (cached);
 // an AppleDouble "._" name missing from a listing read whole is ENOENT
 // without a call, unless the listing fills more than 100 buffers
-// (nfs_dir_buf_cache_lookup, :6540, 6570, 6597-6600, 6633); everything else
+// (nfs_dir_buf_cache_lookup, :6521, 6570-6572, 6599-6601, 6631-6633); everything else
 // is a LOOKUP, whose NOENT is remembered unless nonegnamecache.
 func (c *Client) Lookup(dir []byte, name string) ([]byte, *Attr, error) {
 	if name == "." || name == ".." {

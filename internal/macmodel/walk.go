@@ -12,7 +12,7 @@ type Workload int
 
 const (
 	// NamesOnly lists every directory and descends by d_type, which
-	// READDIRPLUS attributes give (DT_UNKNOWN without them, :6904-6907,
+	// READDIRPLUS attributes give (DT_UNKNOWN without them, :6881, 6912,
 	// and the walker must then stat the entry: a LOOKUP).
 	NamesOnly Workload = iota
 	// FindTypeF is a cold "find . -type f": fts on macOS asks each entry's

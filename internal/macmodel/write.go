@@ -102,9 +102,11 @@ func (c *Client) Mkdir(dir []byte, name string) ([]byte, error) {
 	return fh, err
 }
 
-// Write writes data as the buffer cache does: UNSTABLE WRITEs of wsize
-// (nfs_buf_write_rpc, nfs_bio.c:3072), then a COMMIT (nfs_bio.c:3079-3110)
-// whose verifier must be the WRITEs'.
+// Write writes data as the buffer cache does for an asynchronous write of
+// whole buffers: UNSTABLE WRITEs (nfs_buf_write, nfs_bio.c:2846-2861; a
+// buffer with dirty pages that do not cover it goes FILESYNC instead),
+// then a COMMIT whose verifier must be the WRITEs' (nfs_bio.c:3079-3110).
+// The model writes pieces of rsize (wsize is rsize here).
 func (c *Client) Write(fh []byte, data []byte) error {
 	var verf []byte
 	for off := 0; off < len(data) || off == 0; {
