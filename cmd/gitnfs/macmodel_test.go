@@ -315,3 +315,51 @@ func waitServed(t *testing.T, c *macmodel.Client, name string, dir []byte) {
 	}
 	t.Fatalf("%s never appeared", name)
 }
+
+// TestMacModelRevDirAcrossRefChange: a listing of .gitnfs/rev that spans a
+// change of the refs (most of them deleted between two READDIRPLUS calls)
+// ends without BAD_COOKIE: the verifier the client resumes with names the
+// refs it was handed out under.
+func TestMacModelRevDirAcrossRefChange(t *testing.T) {
+	repo := macRepo(t)
+	var create, remove strings.Builder
+	head := strings.TrimSpace(testrepo.Git(t, repo, "rev-parse", "main"))
+	for i := 0; i < 150; i++ {
+		fmt.Fprintf(&create, "create refs/tags/t%03d %s\n", i, head)
+		if i < 120 {
+			fmt.Fprintf(&remove, "delete refs/tags/t%03d\n", i)
+		}
+	}
+	testrepo.Git2(t, repo, []byte(create.String()), "update-ref", "--stdin")
+	addr := startMac(t, "--repo", repo, "--rev", "main")
+	o := macOpts()
+	o.RSize, o.DSize = 4096, 4096
+	c, err := macmodel.Mount(addr, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Unmount()
+	ctl, _, err := c.Lookup(c.Root, ".gitnfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, _, err := c.Lookup(ctl, "rev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := false
+	c.BetweenPages = func() {
+		if changed {
+			return
+		}
+		changed = true
+		testrepo.Git2(t, repo, []byte(remove.String()), "update-ref", "--stdin")
+		time.Sleep(1100 * time.Millisecond) // the server reads refs at most a second old
+	}
+	if _, err := c.ReadDir(rev); err != nil {
+		t.Fatalf("listing .gitnfs/rev across a change of the refs: %v", err)
+	}
+	if !changed {
+		t.Fatal("the listing took one call: nothing spanned the change")
+	}
+}
