@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -361,5 +362,60 @@ func TestMacModelRevDirAcrossRefChange(t *testing.T) {
 	}
 	if !changed {
 		t.Fatal("the listing took one call: nothing spanned the change")
+	}
+}
+
+// TestMacModelErrorReplies: every procedure the model makes, made to fail,
+// on a read-only and on an overlay export; each failure must decode whole
+// (its post_op_attr or wcc_data), as Apple's client reads it, and come back
+// as a status, never as a malformed reply.
+func TestMacModelErrorReplies(t *testing.T) {
+	repo := macRepo(t)
+	for _, kind := range []string{"read-only", "overlay"} {
+		args := []string{"--repo", repo, "--rev", "main"}
+		if kind == "overlay" {
+			args = append(args, "--overlay", filepath.Join(t.TempDir(), "ov"))
+		}
+		c, err := macmodel.Mount(startMac(t, args...), macOpts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		root := c.Root
+		file, _, err := c.Lookup(root, "README.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, _, err := c.Lookup(root, "src")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bogus := append([]byte(nil), root...)
+		bogus[len(bogus)-1] ^= 0x5a
+		calls := map[string]error{}
+		_, calls["GETATTR bogus handle"] = c.Getattr(bogus)
+		_, _, calls["LOOKUP in a file"] = c.Lookup(file, "x")
+		_, _, calls["LOOKUP bogus handle"] = c.Lookup(bogus, "x")
+		_, calls["ACCESS bogus handle"] = c.Access(bogus)
+		_, calls["READ of a directory"] = c.ReadFile(root, "src", src, 10, false)
+		_, calls["READDIRPLUS of a file"] = c.ReadDir(file)
+		_, calls["READLINK of a file"] = c.Readlink(file)
+		_, calls["MKDIR over a file"] = c.Mkdir(root, "README.md")
+		calls["REMOVE of nothing"] = c.Remove(root, "no-such-file", false)
+		calls["RMDIR of a full directory"] = c.Remove(root, "src", true)
+		calls["RENAME of nothing"] = c.Rename(root, "no-such-file", root, "x")
+		calls["WRITE to a directory"] = c.Write(src, []byte("x"))
+		if kind == "read-only" {
+			_, calls["CREATE on a read-only export"] = c.Create(root, "new", false)
+		}
+		for name, err := range calls {
+			if err == nil {
+				t.Errorf("%s, %s: succeeded", kind, name)
+			} else if errors.Is(err, macmodel.ErrBadRPC) || macmodel.Status(err) == 0 {
+				t.Errorf("%s, %s: %v, want a well-formed failure", kind, name, err)
+			}
+		}
+		if err := c.Unmount(); err != nil {
+			t.Error(err)
+		}
 	}
 }
