@@ -3,6 +3,7 @@ package macmodel
 import (
 	"bytes"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -63,17 +64,45 @@ func checkPaths(t testing.TB, w Workload, r *WalkResult, want []testrepo.LsEntry
 	if w != ReadEvery {
 		return
 	}
+	var ids strings.Builder
+	var files []testrepo.LsEntry
 	for _, e := range want {
-		if e.Type != "blob" || e.Mode == "120000" {
-			continue
+		if e.Type == "blob" && e.Mode != "120000" {
+			files = append(files, e)
+			ids.WriteString(e.ID + "\n")
 		}
+	}
+	blobs := catFileBatch(t, repo, ids.String(), len(files))
+	for i, e := range files {
 		data, ok := r.Files[e.Path]
 		if !ok {
 			t.Errorf("%s: %s not read", w, e.Path)
 			continue
 		}
-		if !bytes.Equal(data, testrepo.CatFile(t, repo, e.ID)) {
+		if !bytes.Equal(data, blobs[i]) {
 			t.Errorf("%s: %s: %d bytes differ from git's blob %s", w, e.Path, len(data), e.ID)
 		}
 	}
+}
+
+// catFileBatch is git cat-file --batch's content of n objects, in order:
+// one git process for all of them.
+func catFileBatch(t testing.TB, repo, ids string, n int) [][]byte {
+	t.Helper()
+	out := []byte(testrepo.Git2(t, repo, []byte(ids), "cat-file", "--batch"))
+	blobs := make([][]byte, 0, n)
+	for len(blobs) < n {
+		nl := bytes.IndexByte(out, '\n')
+		if nl < 0 {
+			t.Fatalf("cat-file --batch: %d of %d objects", len(blobs), n)
+		}
+		f := strings.Fields(string(out[:nl]))
+		size, err := strconv.Atoi(f[len(f)-1])
+		if err != nil || len(f) != 3 || nl+1+size+1 > len(out) {
+			t.Fatalf("cat-file --batch header %q", out[:nl])
+		}
+		blobs = append(blobs, out[nl+1:nl+1+size])
+		out = out[nl+1+size+1:]
+	}
+	return blobs
 }

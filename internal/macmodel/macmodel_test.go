@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
@@ -262,5 +263,53 @@ func TestModelCatchesRefusedUmntV1(t *testing.T) {
 	})
 	if err := c.Unmount(); err == nil {
 		t.Fatal("UMNT v1 answered PROG_MISMATCH: the model's unmount succeeded")
+	}
+}
+
+// TestModelAccessCache: ACCESS asks all six bits once a node and is
+// answered from the cache for 60 s, then asked again.
+func TestModelAccessCache(t *testing.T) {
+	c, err := Mount(serveRepo(t, fixture(t)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	now := time.Now()
+	c.Now = func() time.Time { return now }
+	for i := 0; i < 3; i++ {
+		if _, err := c.ReadDir(c.Root); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := c.Census()["ACCESS"]; n != 1 {
+		t.Errorf("three listings within a second: %d ACCESS calls, want 1", n)
+	}
+	now = now.Add(61 * time.Second)
+	if _, err := c.ReadDir(c.Root); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Census()["ACCESS"]; n != 2 {
+		t.Errorf("a listing 61 s later: %d ACCESS calls in all, want 2", n)
+	}
+}
+
+// TestModelFailedFsinfoOrFsstatFailsTheMount: the mount sequence stops at
+// a failed FSINFO or FSSTAT, and carries on past a failed PATHCONF.
+func TestModelFailedFsinfoOrFsstatFailsTheMount(t *testing.T) {
+	p := newProxy(t, serveRepo(t, fixture(t)))
+	for proc, fails := range map[uint32]bool{19: true, 18: true, 20: false} {
+		p.set(func(prog, vers, pr uint32, res []byte) []byte {
+			if prog == 100003 && pr == proc {
+				return []byte{0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0} // SUCCESS, NFS3ERR_IO, no post_op_attr
+			}
+			return nil
+		})
+		c, err := Mount(p.addr, Options{})
+		if (err != nil) != fails {
+			t.Errorf("procedure %d answered NFS3ERR_IO: mount error %v, want failure %v", proc, err, fails)
+		}
+		if err == nil {
+			c.Close()
+		}
 	}
 }
