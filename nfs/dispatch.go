@@ -120,12 +120,19 @@ func (c *conn) route(call call, rec []byte, start time.Time) {
 		c.send(e.b)
 		putBuf(rec)
 	case call.prog == progNFS && call.vers != 3,
-		call.prog == progMount && call.vers != 3:
+		call.prog == progMount && !mountVersionServed(call.vers):
 		e := encoder{b: appendAcceptedHeader(getBuf(), call.xid, acceptProgMismatch)}
-		e.uint32(3)
-		e.uint32(3)
+		low, high := uint32(3), uint32(3)
+		if call.prog == progMount {
+			low, high = mountVersionLow, mountVersionHigh
+		}
+		e.uint32(low)
+		e.uint32(high)
 		c.record(call, statusProgMismatch, len(rec), len(e.b), start)
 		c.send(e.b)
+		putBuf(rec)
+	case call.prog == progMount && call.proc == mountProcMnt && call.vers != 3:
+		c.refuseMountV1(call, len(rec), start)
 		putBuf(rec)
 	case call.prog == progMount && call.proc == mountProcMnt && !c.s.uidAllowed(&call):
 		c.refuseUID(call, len(rec), start)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gitnfs/gitnfs/stats"
 	"github.com/gitnfs/gitnfs/vfs"
@@ -43,6 +44,32 @@ const (
 	mountErrInval    = 22
 	mountErrNameLong = 63
 )
+
+// MOUNT versions served: 3, and 1 for everything but MNT. Apple's client
+// sends UMNT as MOUNT version 1 whatever version it mounted with
+// (nfs3_umount_rpc, kext/nfs_vfsops.c:4527-4529 at NFS-339), and NULL,
+// DUMP, UMNT, UMNTALL and EXPORT have the same arguments and results in
+// version 1 as in 3 (RFC 1813 appendix I, RFC 1094 appendix A). Version 2
+// differs only in PATHCONF, which is not served.
+const (
+	mountVersionLow  = 1
+	mountVersionHigh = 3
+)
+
+func mountVersionServed(vers uint32) bool { return vers == 1 || vers == 3 }
+
+// refuseMountV1 answers MOUNT version 1's MNT with PROC_UNAVAIL: its
+// fhstatus carries a 32-byte NFSv2 handle, and NFSv2 is not served. The
+// log says so, since the client sees only the RPC status.
+func (c *conn) refuseMountV1(call call, in int, start time.Time) {
+	b := appendAcceptedHeader(getBuf(), call.xid, acceptProcUnavail)
+	c.record(call, statusProcUnavail, in, len(b), start)
+	c.send(b)
+	if c.s.limited(&c.s.mountLog) {
+		c.s.log.Warn("MOUNT v1 MNT refused: it answers an NFSv2 handle and NFSv2 is not served; mount with vers=3",
+			"remote", c.nc.RemoteAddr().String())
+	}
+}
 
 func onMountNull(s *view, c *call, d *decoder, e *encoder) uint32 { return 0 }
 

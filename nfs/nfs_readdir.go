@@ -50,12 +50,21 @@ func (s *view) openListing(c *call, e *encoder, h []byte, cookie uint64, verf []
 	}
 	// A verifier of 0 is what a client sends before it has one (and what
 	// Linux sends on every call unless the server insists); a different
-	// non-zero verifier means the directory changed under the cookie.
-	if cookie != 0 && be64(verf) != 0 && be64(verf) != l.verf {
+	// non-zero one was handed out for another state of the directory (a
+	// --follow move, a ref change under .gitnfs/rev), and so was its
+	// cookie: the listing goes on by position, and past the end of what
+	// the directory holds now it ends. NFS3ERR_BAD_COOKIE there would
+	// cost the macOS client the rest of its listing, silently: it drops
+	// its buffers and reports end of directory (Apple's NFS-339,
+	// kext/nfs_vnops.c:6047-6055), where it sends the last verifier the
+	// server gave (:6768). Only a cookie past the end under the current
+	// verifier, which this server never handed out, is refused.
+	past := cookie > uint64(ents.Len())+firstEntryCookie-1
+	if past && cookie != 0 && be64(verf) == l.verf {
 		return nil, s.failWithAttr(e, nfsErrBadCook, &dir)
 	}
-	if cookie > uint64(ents.Len())+firstEntryCookie-1 {
-		return nil, s.failWithAttr(e, nfsErrBadCook, &dir)
+	if past {
+		l.pos = l.end()
 	}
 	return l, nfsOK
 }

@@ -188,7 +188,10 @@ func TestRPCLevelRejections(t *testing.T) {
 		{"unknown NFS procedure", 100003, 3, 99, false, 3},
 		{"NULL", 100003, 3, 0, false, 0},
 		{"unknown MOUNT procedure", 100005, 3, 9, false, 3},
-		{"MOUNT version 1", 100005, 1, 0, false, 2},
+		{"MOUNT version 1 NULL", 100005, 1, 0, false, 0}, // Apple's UMNT is v1
+		{"MOUNT version 1 MNT", 100005, 1, 1, false, 3},  // PROC_UNAVAIL: an NFSv2 handle
+		{"MOUNT version 2", 100005, 2, 0, false, 2},      // PROG_MISMATCH
+		{"MOUNT version 4", 100005, 4, 0, false, 2},      // PROG_MISMATCH
 	}
 	for i, tc := range cases {
 		rawCall(t, conn, uint32(100+i), tc.prog, tc.vers, tc.proc, nil)

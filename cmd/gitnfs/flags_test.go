@@ -115,19 +115,19 @@ func TestBannerPrintsTheMountCommandsGitnfsMountRuns(t *testing.T) {
 	}{
 		{"immutable on loopback", "127.0.0.1:2049", mount.Export{}, nil, []string{
 			"  Linux: sudo mount -t nfs -o nolock,vers=3,tcp,port=2049,mountport=2049,ro,nocto,actimeo=3600 127.0.0.1:/ /mnt/gitnfs",
-			"  macOS: sudo mount_nfs -o locallocks,vers=3,tcp,port=2049,mountport=2049,noresvport,ro,actimeo=3600 127.0.0.1:/ /Volumes/gitnfs",
+			"  macOS: sudo mount_nfs -o locallocks,vers=3,tcp,port=2049,mountport=2049,noresvport,rsize=1048576,dsize=1048576,ro,actimeo=3600 127.0.0.1:/ /Volumes/gitnfs",
 		}},
 		{"followed", "127.0.0.1:2049", mount.Export{Follow: true}, nil, []string{
 			"  Linux: sudo mount -t nfs -o nolock,vers=3,tcp,port=2049,mountport=2049,ro 127.0.0.1:/ /mnt/gitnfs",
-			"  macOS: sudo mount_nfs -o locallocks,vers=3,tcp,port=2049,mountport=2049,noresvport,ro 127.0.0.1:/ /Volumes/gitnfs",
+			"  macOS: sudo mount_nfs -o locallocks,vers=3,tcp,port=2049,mountport=2049,noresvport,rsize=1048576,dsize=1048576,ro 127.0.0.1:/ /Volumes/gitnfs",
 		}},
 		{"overlay on IPv6 loopback", "[::1]:2049", mount.Export{Overlay: true}, nil, []string{
 			"  Linux: sudo mount -t nfs -o nolock,vers=3,tcp,port=2049,mountport=2049 '[::1]:/' /mnt/gitnfs",
-			"  macOS: sudo mount_nfs -o locallocks,vers=3,tcp,port=2049,mountport=2049,noresvport '[::1]:/' /Volumes/gitnfs",
+			"  macOS: sudo mount_nfs -o locallocks,vers=3,tcp,port=2049,mountport=2049,noresvport,rsize=1048576,dsize=1048576 '[::1]:/' /Volumes/gitnfs",
 		}},
 		{"wildcard", "[::]:2049", mount.Export{}, []string{"192.0.2.2:/", "[fd00::2]:/"}, []string{
 			"  Linux: sudo mount -t nfs -o nolock,vers=3,tcp,port=2049,mountport=2049,ro,nocto,actimeo=3600 127.0.0.1:/ /mnt/gitnfs",
-			"  macOS: sudo mount_nfs -o locallocks,vers=3,tcp,port=2049,mountport=2049,noresvport,ro,actimeo=3600 127.0.0.1:/ /Volumes/gitnfs",
+			"  macOS: sudo mount_nfs -o locallocks,vers=3,tcp,port=2049,mountport=2049,noresvport,rsize=1048576,dsize=1048576,ro,actimeo=3600 127.0.0.1:/ /Volumes/gitnfs",
 			"  other machines: mount 192.0.2.2:/ or '[fd00::2]:/' instead of 127.0.0.1:/",
 		}},
 	} {

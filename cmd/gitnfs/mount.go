@@ -63,7 +63,7 @@ func newMount() *cobra.Command {
 system's NFSv3 client, with the options that matter:
 
   Linux: mount -t nfs -o nolock,vers=3,tcp,port=P,mountport=P,ro[,nocto,actimeo=3600] 127.0.0.1:/ MOUNTPOINT
-  macOS: mount_nfs -o locallocks,vers=3,tcp,port=P,mountport=P,noresvport,ro[,actimeo=3600] 127.0.0.1:/ MOUNTPOINT
+  macOS: mount_nfs -o locallocks,vers=3,tcp,port=P,mountport=P,noresvport,rsize=1048576,dsize=1048576,ro[,actimeo=3600] 127.0.0.1:/ MOUNTPOINT
 
 A fixed revision never changes, so the client may cache attributes for an hour
 and skip close-to-open revalidation (nocto; macOS has no such option). A

@@ -39,7 +39,10 @@ func ReadOnly(e Export) bool { return !e.Overlay }
 // An immutable export gets what makes the client stop asking: on Linux
 // nocto (no GETATTR at every open) and actimeo=3600; on macOS, which has no
 // nocto, actimeo=3600 (mount_nfs sets acregmin/acregmax/acdirmin/acdirmax
-// and, since macOS 14.4, acrootdirmin/acrootdirmax from it). A mutable
+// and, since macOS 14.4, acrootdirmin/acrootdirmax from it; its ACCESS
+// cache keeps 60 s whatever actimeo says, nfs_access_cache_timeout in
+// Apple's kext/nfs_vfsops.c:315, so a warm walk after a minute still sends
+// one ACCESS a directory). A mutable
 // export (--follow, overlay) gets nothing: the client keeps close-to-open
 // and its default short timeouts (Linux 3-60 s, macOS 5-60 s).
 func CacheOptions(goos string, e Export) []string {
@@ -55,6 +58,10 @@ func CacheOptions(goos string, e Export) []string {
 	}
 	return nil
 }
+
+// MacIOSize is the rsize and dsize asked of macOS's client: the server's
+// READ and READDIRPLUS reply limit (FSINFO rtmax and dtpref).
+const MacIOSize = 1 << 20
 
 // Spec is one mount to perform.
 type Spec struct {
@@ -72,7 +79,7 @@ type Spec struct {
 // Options returns the -o argument for s.
 //
 //	linux:  nolock,vers=3,tcp,port=P,mountport=P[,ro][,nocto,actimeo=3600]
-//	darwin: locallocks,vers=3,tcp,port=P,mountport=P,noresvport[,ro][,actimeo=3600]
+//	darwin: locallocks,vers=3,tcp,port=P,mountport=P,noresvport,rsize=1048576,dsize=1048576[,ro][,actimeo=3600]
 func Options(s Spec) (string, error) {
 	if s.Port <= 0 || s.Port > 65535 {
 		return "", fmt.Errorf("port %d is not a TCP port", s.Port)
@@ -84,9 +91,19 @@ func Options(s Spec) (string, error) {
 		// No NLM (nolock); NFS and MOUNT on one port, so no rpcbind.
 		o = []string{"nolock", "vers=3", "tcp", "port=" + p, "mountport=" + p}
 	case "darwin":
-		// locallocks: no NLM; noresvport: the server does not need a
-		// privileged source port, and an unprivileged mount_nfs has none.
-		o = []string{"locallocks", "vers=3", "tcp", "port=" + p, "mountport=" + p, "noresvport"}
+		// Read in Apple's client (NFS-339; internal/macmodel models it):
+		// locallocks, because with locks enabled the mount first asks the
+		// host's rpcbind for statd and fails without it
+		// (nfs3_check_lockmode, kext/nfs_vfsops.c:4325-4348); noresvport:
+		// the server does not need a privileged source port (MNT and UMNT
+		// still come from one, nfs_aux_request's bindresv). rsize and
+		// dsize: the client starts from 32 KiB and FSINFO can only lower
+		// it (nfs3_fsinfo, nfs_vfsops.c:1130-1167), so the server's 1 MiB
+		// rtmax and dtpref are used only when asked for here; the model
+		// lists a 100,000-entry directory in 17 READDIRPLUS calls instead
+		// of 541 (BENCHMARKS.md row 13). 1 MiB is within mount_nfs's
+		// NFS_MAXDATA ceiling (8 x 64 pages: 2 MiB with 4 KiB pages).
+		o = []string{"locallocks", "vers=3", "tcp", "port=" + p, "mountport=" + p, "noresvport", "rsize=" + strconv.Itoa(MacIOSize), "dsize=" + strconv.Itoa(MacIOSize)}
 	default:
 		return "", unsupported(s.GOOS)
 	}

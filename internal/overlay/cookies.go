@@ -19,13 +19,18 @@ import (
 // after a restart, a cookie whose entry is gone is answered
 // NFS3ERR_BAD_COOKIE and the client starts over.
 
-// cookieTableMax bounds the names remembered; past it the table starts
-// over (a client resuming after a forgotten, removed entry restarts).
+// cookieTableMax bounds the names remembered in one generation; past it
+// the table starts a new one and keeps the last, so the 65,536 names noted
+// last are always known (a table that started over whole forgot the
+// cookie a listing had just handed out whenever another listing filled it
+// meanwhile). A client resuming after a forgotten, removed entry is told
+// BAD_COOKIE, which macOS turns into a silently short listing (Apple's
+// NFS-339, kext/nfs_vnops.c:6047-6055).
 const cookieTableMax = 1 << 16
 
 type cookieTable struct {
-	mu    sync.Mutex
-	names map[uint64]string
+	mu         sync.Mutex
+	names, old map[uint64]string
 }
 
 // nameCookie is below 2^63 and at least 3. Linux hands a cookie to
@@ -48,7 +53,7 @@ func (t *cookieTable) note(c uint64, name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.names == nil || len(t.names) >= cookieTableMax {
-		t.names = make(map[uint64]string)
+		t.old, t.names = t.names, make(map[uint64]string)
 	}
 	t.names[c] = name
 }
@@ -56,7 +61,10 @@ func (t *cookieTable) note(c uint64, name string) {
 func (t *cookieTable) name(c uint64) (string, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n, ok := t.names[c]
+	if n, ok := t.names[c]; ok {
+		return n, true
+	}
+	n, ok := t.old[c]
 	return n, ok
 }
 
