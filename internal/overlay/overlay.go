@@ -486,7 +486,7 @@ func (f *FS) Close() error {
 		if f.opts.Async && !f.opts.ReadOnly {
 			// The data files (open or long closed) and their names: one
 			// syncfs of the filesystem DIR lives on.
-			if serr := unix.Syncfs(f.dirfd); err == nil && serr != nil {
+			if serr := syncAll(f.dirfd); err == nil && serr != nil {
 				err = fmt.Errorf("overlay %s: sync: %w", f.dir, serr)
 			}
 		}
