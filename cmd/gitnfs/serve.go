@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -256,6 +257,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		l.Close()
 		return err
 	}
+	printInvoker(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg)
 	if revs != nil {
 		// After the banner: gitnfs mount reads the port from its first line.
 		host, _, _ := mount.ServerHost(l.Addr().String())
@@ -405,6 +407,38 @@ func printBanner(w io.Writer, repo, rev string, snap *tree.Snapshot, addr string
 	}
 	fmt.Fprintf(w, "  stop with Ctrl-C\n")
 	return nil
+}
+
+// printInvoker says whom a server run through sudo serves as (after the
+// banner, whose first line gitnfs mount reads), and warns of a SUDO_UID (or
+// DOAS_USER, PKEXEC_UID) that was set but could not be used.
+func printInvoker(stdout, stderr io.Writer, cfg serveConfig) {
+	printInvokerWarnings(stderr, cfg)
+	if cfg.invoker != nil {
+		fmt.Fprintf(stdout, "  %s\n", servingAs(cfg))
+	}
+}
+
+func printInvokerWarnings(stderr io.Writer, cfg serveConfig) {
+	for _, w := range cfg.invokerWarnings {
+		fmt.Fprintf(stderr, "gitnfs: warning: %s; serving as uid %d, gid %d\n", w, cfg.uid, cfg.gid)
+	}
+}
+
+// servingAs is the line that says whom the files belong to when the user
+// who ran gitnfs through sudo chose them: "serving as uid 1000, gid 1000
+// (alice, from SUDO_UID): ...".
+func servingAs(cfg serveConfig) string {
+	inv := cfg.invoker
+	who := inv.From
+	if inv.Name != "" {
+		who = inv.Name + ", from " + inv.From
+	}
+	admitted := ""
+	if cfg.allowUIDs == nil || slices.Contains(cfg.allowUIDs, inv.UID) {
+		admitted = fmt.Sprintf(", uid %d admitted", inv.UID)
+	}
+	return fmt.Sprintf("serving as uid %d, gid %d (%s): the files' owner%s (--uid, --gid, --allow-uid override)", cfg.uid, cfg.gid, who, admitted)
 }
 
 // listen opens the listening socket, or takes the one a supervisor hands

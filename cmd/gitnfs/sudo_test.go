@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gitnfs/gitnfs/internal/nfsclient"
+	"github.com/gitnfs/gitnfs/internal/nfstest"
+	"github.com/gitnfs/gitnfs/internal/testrepo"
+)
+
+// asSudo fakes `sudo` run by uid 4242 (gid 4343, alice): root as the
+// effective user, and the variables sudo sets.
+func asSudo(t *testing.T, uid, gid string) {
+	t.Helper()
+	old := geteuid
+	geteuid = func() int { return 0 }
+	t.Cleanup(func() { geteuid = old })
+	t.Setenv("SUDO_UID", uid)
+	t.Setenv("SUDO_GID", gid)
+	t.Setenv("SUDO_USER", "alice")
+	t.Setenv("DOAS_USER", "")
+	t.Setenv("PKEXEC_UID", "")
+}
+
+func checkedServeFlags(t *testing.T, args ...string) serveConfig {
+	t.Helper()
+	cmd, f := newServeWithFlags()
+	if err := cmd.Flags().Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	c, err := checkServeFlags(cmd.Flags(), *f, io.Discard)
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return c
+}
+
+// TestSudoServesAsTheInvokingUser: under sudo the files are the invoking
+// user's and they are admitted beside root; each of --uid, --gid and
+// --allow-uid given still wins; an unusable SUDO_UID is ignored with a
+// warning; and without root, SUDO_UID means nothing (as in git).
+func TestSudoServesAsTheInvokingUser(t *testing.T) {
+	self := uint32(os.Getuid())
+	for _, c := range []struct {
+		name           string
+		euid           int
+		sudoUID        string
+		args           []string
+		uid, gid       uint32
+		allow          []uint32 // nil: want every uid
+		invoker        bool     // the line "serving as ... (alice, from SUDO_UID)"
+		warning        string
+		sudoUIDAllowed bool
+	}{
+		{name: "defaults", sudoUID: "4242", uid: 4242, gid: 4343, allow: []uint32{self, 4242, 4242, 0}, invoker: true, sudoUIDAllowed: true},
+		{name: "--uid given", sudoUID: "4242", args: []string{"--uid", "7"}, uid: 7, gid: 4343, allow: []uint32{self, 4242, 7, 0}, invoker: true, sudoUIDAllowed: true},
+		{name: "--uid and --gid given", sudoUID: "4242", args: []string{"--uid", "7", "--gid", "8"}, uid: 7, gid: 8, allow: []uint32{self, 4242, 7, 0}, sudoUIDAllowed: true},
+		{name: "--allow-uid given", sudoUID: "4242", args: []string{"--allow-uid", "9"}, uid: 4242, gid: 4343, allow: []uint32{9}, invoker: true},
+		{name: "--allow-uid any", sudoUID: "4242", args: []string{"--allow-uid", "any"}, uid: 4242, gid: 4343, allow: nil, invoker: true, sudoUIDAllowed: true},
+		{name: "SUDO_UID not a number", sudoUID: "alice", uid: self, gid: uint32(os.Getgid()), allow: []uint32{self, self, 0}, warning: `ignoring SUDO_UID="alice"`},
+		{name: "not root", euid: 1000, sudoUID: "4242", uid: self, gid: uint32(os.Getgid()), allow: []uint32{self, self, 0}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			asSudo(t, c.sudoUID, "4343")
+			if c.euid != 0 {
+				geteuid = func() int { return c.euid }
+			}
+			cfg := checkedServeFlags(t, c.args...)
+			if cfg.uid != c.uid || cfg.gid != c.gid {
+				t.Errorf("owner %d:%d, want %d:%d", cfg.uid, cfg.gid, c.uid, c.gid)
+			}
+			if !slices.Equal(cfg.allowUIDs, c.allow) {
+				t.Errorf("allowed uids %v, want %v", cfg.allowUIDs, c.allow)
+			}
+			var out, errOut bytes.Buffer
+			printInvoker(&out, &errOut, cfg)
+			if got := strings.Contains(out.String(), "(alice, from SUDO_UID)"); got != c.invoker {
+				t.Errorf("said %q; want the invoking user named: %v", out.String(), c.invoker)
+			}
+			if c.invoker && !strings.Contains(out.String(), "uid 4242 admitted") != !c.sudoUIDAllowed {
+				t.Errorf("said %q; want uid 4242 said admitted: %v", out.String(), c.sudoUIDAllowed)
+			}
+			if c.warning == "" && errOut.Len() != 0 || c.warning != "" && !strings.Contains(errOut.String(), c.warning) {
+				t.Errorf("warned %q; want %q", errOut.String(), c.warning)
+			}
+		})
+	}
+}
+
+// TestSudoServeThroughAnNFSClient runs gitnfs serve as a process, started
+// as sudo starts it (root, SUDO_UID=4242, SUDO_GID=4343), and reads it
+// through an NFS client as uids: the invoking user owns and reads every
+// file, root (the kernel's MOUNT) is admitted, another uid gets
+// NFS3ERR_ACCES (MNT3ERR_ACCES to MOUNT). Not running as root, the test
+// fakes root's effective uid in the server (GITNFS_TEST_AS_ROOT, see
+// mount_test.go's init); as root it is the real one.
+func TestSudoServeThroughAnNFSClient(t *testing.T) {
+	repo := testrepo.Init(t, false)
+	testrepo.Commit(t, repo, map[string]testrepo.File{
+		"README.md": {Mode: "100644", Data: []byte("hello from git\n")},
+		"bin/run":   {Mode: "100755", Data: []byte("#!/bin/sh\n")},
+	}, "one")
+	for _, c := range []struct {
+		name     string
+		env      []string
+		args     []string
+		owner    [2]uint32
+		admitted []uint32
+		refused  []uint32
+		say      string // on stdout or stderr
+	}{
+		{"sudo", []string{"SUDO_UID=4242", "SUDO_GID=4343", "SUDO_USER=alice"}, nil,
+			[2]uint32{4242, 4343}, []uint32{4242, 0}, []uint32{5000, 4343},
+			"serving as uid 4242, gid 4343 (alice, from SUDO_UID)"},
+		{"sudo, flags override", []string{"SUDO_UID=4242", "SUDO_GID=4343", "SUDO_USER=alice"}, []string{"--uid", "7", "--gid", "8", "--allow-uid", "9,0"},
+			[2]uint32{7, 8}, []uint32{9, 0}, []uint32{4242, 7}, ""},
+		{"SUDO_UID not a number", []string{"SUDO_UID=alice", "SUDO_GID=4343"}, nil,
+			[2]uint32{uint32(os.Getuid()), uint32(os.Getgid())}, []uint32{uint32(os.Getuid()), 0}, []uint32{4242},
+			`warning: ignoring SUDO_UID="alice": not a numeric id`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			addr, out := startAsRoot(t, c.env, append([]string{"serve", "--repo", repo}, c.args...)...)
+			// stderr and stdout are read apart: wait for the line.
+			for deadline := time.Now().Add(5 * time.Second); !strings.Contains(out(), c.say) && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if !strings.Contains(out(), c.say) {
+				t.Errorf("the server said %q; want %q", out(), c.say)
+			}
+			for _, uid := range c.admitted {
+				cl := dialAs(t, addr, uid)
+				root, err := cl.Mount("/")
+				if err != nil {
+					t.Fatalf("uid %d: MOUNT /: %v", uid, err)
+				}
+				fh, a, err := cl.Lookup(root, "README.md")
+				if err != nil {
+					t.Fatalf("uid %d: LOOKUP README.md: %v", uid, err)
+				}
+				if a == nil || a.UID != c.owner[0] || a.GID != c.owner[1] {
+					t.Errorf("uid %d: README.md's attributes %+v, want owner %d:%d", uid, a, c.owner[0], c.owner[1])
+				}
+				if got, err := cl.ReadAll(fh, 4096); err != nil || string(got) != "hello from git\n" {
+					t.Errorf("uid %d: README.md reads %q, %v", uid, got, err)
+				}
+				if ra, err := cl.Getattr(root); err != nil || ra.UID != c.owner[0] || ra.GID != c.owner[1] {
+					t.Errorf("uid %d: the root's attributes %+v, %v; want owner %d:%d", uid, ra, err, c.owner[0], c.owner[1])
+				}
+			}
+			// The handle is the one a MOUNT as root gets; another uid
+			// presenting it is refused all the same.
+			root, err := dialAs(t, addr, 0).Mount("/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, uid := range c.refused {
+				cl := dialAs(t, addr, uid)
+				if _, err := cl.Getattr(root); nfsclient.Status(err) != nfsclient.ErrAcces {
+					t.Errorf("uid %d: GETATTR: %v, want NFS3ERR_ACCES", uid, err)
+				}
+				if _, _, err := cl.Lookup(root, "README.md"); nfsclient.Status(err) != nfsclient.ErrAcces {
+					t.Errorf("uid %d: LOOKUP: %v, want NFS3ERR_ACCES", uid, err)
+				}
+				if _, err := cl.Mount("/"); err == nil {
+					t.Errorf("uid %d: MOUNT / admitted, want MNT3ERR_ACCES", uid)
+				}
+			}
+		})
+	}
+}
+
+func dialAs(t *testing.T, addr string, uid uint32) *nfsclient.Client {
+	t.Helper()
+	c, err := nfsclient.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.UID, c.GID = uid, uid
+	return c
+}
+
+// startAsRoot runs this test binary as gitnfs args with env added, its
+// effective uid root (faked when the test is not root), and waits for the
+// banner. It returns the address and what the process has said so far.
+func startAsRoot(t *testing.T, env []string, args ...string) (addr string, said func() string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "GITNFS_TEST_AS_GITNFS=1", "GITNFS_TEST_AS_ROOT=1", "DOAS_USER=", "PKEXEC_UID=")
+	cmd.Env = append(cmd.Env, env...)
+	var all nfstest.SyncBuffer
+	cmd.Stderr = &all
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sent := false
+		for sc.Scan() {
+			all.Write([]byte(sc.Text() + "\n"))
+			if m := servingOn.FindStringSubmatch(sc.Text()); m != nil && !sent {
+				addrc <- m[1]
+				sent = true
+			}
+		}
+	}()
+	select {
+	case a := <-addrc:
+		// What the server prints right after its banner.
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(all.String(), "other revisions") && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		return a, all.String
+	case <-time.After(60 * time.Second):
+		t.Fatalf("gitnfs %v did not start: %s", args, all.String())
+	}
+	return "", nil
+}
