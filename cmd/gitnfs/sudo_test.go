@@ -6,11 +6,15 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gitnfs/gitnfs/internal/mount"
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/internal/nfstest"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
@@ -230,4 +234,156 @@ func startAsRoot(t *testing.T, env []string, args ...string) (addr string, said 
 		t.Fatalf("gitnfs %v did not start: %s", args, all.String())
 	}
 	return "", nil
+}
+
+// TestSudoMountRunsTheServerAsTheInvokingUser: `sudo gitnfs mount
+// --background --overlay DIR` (the README's CI recipe) runs its server as
+// the invoking user, so the overlay directory and what a build writes into
+// it through the mount are theirs on the host; the invoking uid writes
+// through NFS, another uid is refused; sudo gitnfs umount (root) stops it.
+// Given --uid and --gid, the server runs as root, as before. Setting
+// another user's credentials needs root: skipped otherwise.
+func TestSudoMountRunsTheServerAsTheInvokingUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("starting a process as another uid needs root")
+	}
+	e := mtSetup(t)
+	// The server must be the process sudo would start, not one that
+	// fakes root's uid.
+	t.Setenv("GITNFS_TEST_AS_ROOT", "")
+	t.Setenv("SUDO_UID", "4242")
+	t.Setenv("SUDO_GID", "4343")
+	t.Setenv("SUDO_USER", "alice")
+	t.Setenv("DOAS_USER", "")
+	t.Setenv("PKEXEC_UID", "")
+	// What uid 4242 needs: to run gitnfs, read the repository and create
+	// the overlay, as alice can in her home and in /tmp.
+	shared := t.TempDir()
+	exe := filepath.Join(shared, "gitnfs")
+	copyFile(t, e.gitnfs, exe, 0o755)
+	selfExe = func() (string, error) { return exe, nil }
+	// t.TempDir's directories are 0700 (the repository's and this one
+	// share their parent), the repository's own files 0644 and 0755.
+	for _, d := range []string{filepath.Dir(shared), e.repo} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(shared, 0o1777); err != nil { // as /tmp
+		t.Fatal(err)
+	}
+	ov := filepath.Join(shared, "overlay")
+
+	out, errOut, err := mtRun("mount", "--background", "--repo", e.repo, "--overlay", ov, e.mp)
+	if err != nil {
+		t.Fatalf("mount: %v\n%s%s", err, out, errOut)
+	}
+	if want := "serving as uid 4242, gid 4343 (alice, from SUDO_UID)"; !strings.Contains(out, want) {
+		t.Errorf("mount said %q; want %q", out, want)
+	}
+	st, _, err := mount.FindState([]string{e.stateDir}, e.mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid, gid := procIDs(t, st.PID); uid != "4242" || gid != "4343" {
+		t.Errorf("the server (pid %d) runs as uid %s, gid %s; want 4242, 4343", st.PID, uid, gid)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(st.Port)
+	cl := dialAs(t, addr, 4242)
+	root, err := cl.Mount("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	made, err := cl.Create(root, "built.o", nfsclient.Guarded, nfsclient.Sattr{}, [8]byte{})
+	if err != nil {
+		t.Fatalf("uid 4242: CREATE built.o: %v", err)
+	}
+	if _, err := cl.Write(made.Handle, 0, []byte("object code"), nfsclient.FileSync); err != nil {
+		t.Fatalf("uid 4242: WRITE built.o: %v", err)
+	}
+	if _, err := dialAs(t, addr, 5000).Getattr(root); nfsclient.Status(err) != nfsclient.ErrAcces {
+		t.Errorf("uid 5000: GETATTR: %v, want NFS3ERR_ACCES", err)
+	}
+	// Everything the server wrote on the host is alice's.
+	n := 0
+	filepath.Walk(ov, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		n++
+		if s := fi.Sys().(*syscall.Stat_t); s.Uid != 4242 || s.Gid != 4343 {
+			t.Errorf("%s on the host is owned by %d:%d, want 4242:4343", p, s.Uid, s.Gid)
+		}
+		return nil
+	})
+	if n < 3 {
+		t.Errorf("the overlay holds %d entries; want its directory, its data and more", n)
+	}
+
+	out, errOut, err = mtRun("umount", e.mp)
+	if err != nil || !strings.Contains(out, "stopped its server") {
+		t.Fatalf("umount: %v\n%s%s", err, out, errOut)
+	}
+	if !waitGone(st.PID, 5*time.Second) {
+		t.Errorf("the server (pid %d) still runs after umount", st.PID)
+	}
+
+	// --uid and --gid given: root's server, as before.
+	out, errOut, err = mtRun("mount", "--background", "--repo", e.repo, "--uid", "7", "--gid", "8", e.mp)
+	if err != nil {
+		t.Fatalf("mount --uid 7 --gid 8: %v\n%s%s", err, out, errOut)
+	}
+	if st, _, err = mount.FindState([]string{e.stateDir}, e.mp); err != nil {
+		t.Fatal(err)
+	}
+	if uid, _ := procIDs(t, st.PID); uid != "0" {
+		t.Errorf("with --uid and --gid the server runs as uid %s, want 0", uid)
+	}
+	if strings.Contains(out, "serving as") {
+		t.Errorf("mount said %q; the server, not alice's, runs as root", out)
+	}
+	if _, _, err := mtRun("umount", e.mp); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(st.PID, 5*time.Second)
+
+	// A repository alice cannot read: the refusal says whom the server
+	// ran as, and how to run it as root.
+	if err := os.Chmod(e.repo, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = mtRun("mount", "--background", "--repo", e.repo, e.mp)
+	if err == nil || !strings.Contains(err.Error(), "it ran as uid 4242, gid 4343 (alice, from SUDO_UID), who must be able to read the repository") {
+		t.Errorf("mount of a repository uid 4242 cannot read: %v", err)
+	}
+	t.Logf("the refusal: %v", err)
+}
+
+// procIDs returns the real uid and gid of pid (Linux /proc).
+func procIDs(t *testing.T, pid int) (uid, gid string) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "Uid:" {
+			uid = f[1]
+		} else if len(f) > 1 && f[0] == "Gid:" {
+			gid = f[1]
+		}
+	}
+	return uid, gid
+}
+
+func copyFile(t *testing.T, from, to string, mode os.FileMode) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, mode); err != nil {
+		t.Fatal(err)
+	}
 }
