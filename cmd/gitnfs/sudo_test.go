@@ -3,10 +3,13 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -158,6 +161,9 @@ func TestSudoServeThroughAnNFSClient(t *testing.T) {
 				if ra, err := cl.Getattr(root); err != nil || ra.UID != c.owner[0] || ra.GID != c.owner[1] {
 					t.Errorf("uid %d: the root's attributes %+v, %v; want owner %d:%d", uid, ra, err, c.owner[0], c.owner[1])
 				}
+			}
+			if c.name == "sudo" {
+				libnfsAs(t, addr, c.owner, 5000)
 			}
 			// The handle is the one a MOUNT as root gets; another uid
 			// presenting it is refused all the same.
@@ -385,5 +391,44 @@ func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 	}
 	if err := os.WriteFile(to, b, mode); err != nil {
 		t.Fatal(err)
+	}
+}
+
+var lsOwner = regexp.MustCompile(`^\S+\s+\d+\s+(\d+)\s+(\d+)\s+\d+ (.*)$`)
+
+// libnfsAs lists the export with libnfs's nfs-ls, a client nobody here
+// wrote, as the owner's uid (every entry theirs) and as refused (MOUNT
+// refused). Skipped without libnfs-utils.
+func libnfsAs(t *testing.T, addr string, owner [2]uint32, refused uint32) {
+	t.Helper()
+	if _, err := exec.LookPath("nfs-ls"); err != nil {
+		t.Log("nfs-ls not installed (apt-get install libnfs-utils): libnfs's view not checked")
+		return
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	url := func(uid, gid uint32) string {
+		return fmt.Sprintf("nfs://127.0.0.1/?version=3&nfsport=%s&mountport=%s&auto-traverse-mounts=0&uid=%d&gid=%d", port, port, uid, gid)
+	}
+	out, err := exec.Command("nfs-ls", url(owner[0], owner[1])).CombinedOutput()
+	if err != nil {
+		t.Fatalf("nfs-ls as uid %d: %v\n%s", owner[0], err, out)
+	}
+	var names []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		m := lsOwner.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("nfs-ls line %q", l)
+		}
+		names = append(names, m[3])
+		if m[1] != strconv.Itoa(int(owner[0])) || m[2] != strconv.Itoa(int(owner[1])) {
+			t.Errorf("nfs-ls as uid %d: %q is owned by %s:%s, want %d:%d", owner[0], m[3], m[1], m[2], owner[0], owner[1])
+		}
+	}
+	if slices.Sort(names); !slices.Equal(names, []string{"README.md", "bin"}) {
+		t.Errorf("nfs-ls as uid %d lists %q", owner[0], names)
+	}
+	out, err = exec.Command("nfs-ls", url(refused, refused)).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "MNT3ERR_ACCES") {
+		t.Errorf("nfs-ls as uid %d: %v, %s; want MNT3ERR_ACCES", refused, err, out)
 	}
 }
