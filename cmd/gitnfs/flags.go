@@ -77,8 +77,11 @@ type serveConfig struct {
 // findInvoker is who ran gitnfs through sudo, doas or pkexec (a seam for
 // tests, which fake the environment but do not run as root).
 var findInvoker = func() (mount.Invoker, bool, []string) {
-	return mount.FindInvoker(geteuid(), os.Getenv, mount.OSAccounts)
+	return mount.FindInvoker(geteuid(), os.Getenv, accounts)
 }
+
+// accounts is the system's account database (a seam for tests).
+var accounts = mount.OSAccounts
 
 // checkServeFlags reads and checks the serve flags f (fs is the flag set
 // they were parsed from, for what was given explicitly). gitnfs mount

@@ -401,7 +401,8 @@ type server struct {
 
 func (s *server) setUser() {
 	if s.runAs != nil {
-		mount.RunAs(s.cmd.SysProcAttr, *s.runAs, mount.OSAccounts.GroupsOf(*s.runAs))
+		mount.RunAs(s.cmd.SysProcAttr, *s.runAs, accounts.GroupsOf(*s.runAs))
+		s.cmd.Env = accounts.EnvFor(os.Environ(), *s.runAs)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -279,6 +280,21 @@ func TestSudoMountRunsTheServerAsTheInvokingUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	ov := filepath.Join(shared, "overlay")
+	// sudo leaves root's HOME (0700); alice's account has her own.
+	rootHome, aliceHome := t.TempDir(), filepath.Join(shared, "alice")
+	t.Setenv("HOME", rootHome)
+	oldAccounts := accounts
+	accounts = mount.Accounts{
+		ByID: func(uid string) (*user.User, error) {
+			if uid == "4242" {
+				return &user.User{Uid: "4242", Gid: "4343", Username: "alice", HomeDir: aliceHome}, nil
+			}
+			return nil, user.UnknownUserIdError(0)
+		},
+		ByName: func(name string) (*user.User, error) { return nil, user.UnknownUserError(name) },
+		Groups: func(*user.User) ([]string, error) { return []string{"4343", "4444"}, nil },
+	}
+	t.Cleanup(func() { accounts = oldAccounts })
 
 	out, errOut, err := mtRun("mount", "--background", "--repo", e.repo, "--overlay", ov, e.mp)
 	if err != nil {
@@ -293,6 +309,19 @@ func TestSudoMountRunsTheServerAsTheInvokingUser(t *testing.T) {
 	}
 	if uid, gid := procIDs(t, st.PID); uid != "4242" || gid != "4343" {
 		t.Errorf("the server (pid %d) runs as uid %s, gid %s; want 4242, 4343", st.PID, uid, gid)
+	}
+	if groups := procField(t, st.PID, "Groups:"); !slices.Equal(groups, []string{"4343", "4444"}) {
+		t.Errorf("the server's groups %q, want alice's account's [4343 4444]", groups)
+	}
+	environ, err := os.ReadFile("/proc/" + strconv.Itoa(st.PID) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := strings.Split(string(environ), "\x00")
+	for _, want := range []string{"HOME=" + aliceHome, "USER=alice", "LOGNAME=alice", "SUDO_UID=4242"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("the server's environment lacks %s: %q", want, env)
+		}
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(st.Port)
 	cl := dialAs(t, addr, 4242)
@@ -369,18 +398,26 @@ func TestSudoMountRunsTheServerAsTheInvokingUser(t *testing.T) {
 // procIDs returns the real uid and gid of pid (Linux /proc).
 func procIDs(t *testing.T, pid int) (uid, gid string) {
 	t.Helper()
+	u, g := procField(t, pid, "Uid:"), procField(t, pid, "Gid:")
+	if len(u) == 0 || len(g) == 0 {
+		t.Fatalf("pid %d: no Uid or Gid in its status", pid)
+	}
+	return u[0], g[0]
+}
+
+// procField returns the values of one line of pid's /proc status.
+func procField(t *testing.T, pid int, name string) []string {
+	t.Helper()
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) > 1 && f[0] == "Uid:" {
-			uid = f[1]
-		} else if len(f) > 1 && f[0] == "Gid:" {
-			gid = f[1]
+		if f := strings.Fields(l); len(f) > 0 && f[0] == name {
+			return f[1:]
 		}
 	}
-	return uid, gid
+	return nil
 }
 
 func copyFile(t *testing.T, from, to string, mode os.FileMode) {

@@ -153,6 +153,36 @@ func fromAccount(u *user.User, from string, ignore func(string, ...any)) (Invoke
 	return Invoker{}, false
 }
 
+// EnvFor returns env (KEY=VALUE lines) for a process run as inv: HOME,
+// USER and LOGNAME those of inv's account, as `sudo -H -u USER` sets them.
+// sudo leaves HOME at root's (/root, 0700) on most systems: a server
+// running as inv could not read the global git config there (EACCES, which
+// tree.Open reports as a config error: no promisor remote, no merge
+// drivers), and git's global config for inv's repository is theirs. An
+// unknown account gets no HOME: no global config is read.
+func (a Accounts) EnvFor(env []string, inv Invoker) []string {
+	set := map[string]string{"HOME": "", "USER": inv.Name, "LOGNAME": inv.Name}
+	if u, err := a.ByID(strconv.FormatUint(uint64(inv.UID), 10)); err == nil {
+		set["HOME"] = u.HomeDir
+		if u.Username != "" {
+			set["USER"], set["LOGNAME"] = u.Username, u.Username
+		}
+	}
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[k]; !ok {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range []string{"HOME", "USER", "LOGNAME"} {
+		if set[k] != "" {
+			out = append(out, k+"="+set[k])
+		}
+	}
+	return out
+}
+
 // parseID reads a uid or gid: decimal, 0 to 2^32-2 ((uid_t)-1 means "no
 // change" to chown(2), never an owner).
 func parseID(s string) (uint32, error) {

@@ -14,7 +14,7 @@ var fakeAccounts = Accounts{
 	ByID: func(uid string) (*user.User, error) {
 		switch uid {
 		case "1000":
-			return &user.User{Uid: "1000", Gid: "1000", Username: "alice"}, nil
+			return &user.User{Uid: "1000", Gid: "1000", Username: "alice", HomeDir: "/home/alice"}, nil
 		case "1001":
 			return &user.User{Uid: "1001", Gid: "1002", Username: "bob"}, nil
 		}
@@ -111,5 +111,20 @@ func TestGroupsOfAreTheAccountsWithItsGIDFirst(t *testing.T) {
 	}
 	if got, want := fakeAccounts.GroupsOf(Invoker{UID: 4242, GID: 4343}), []uint32{4343}; !slices.Equal(got, want) {
 		t.Errorf("an unknown account's groups %v, want %v", got, want)
+	}
+}
+
+func TestEnvForIsTheAccountsHome(t *testing.T) {
+	env := []string{"PATH=/usr/bin", "HOME=/root", "USER=root", "LOGNAME=root", "SUDO_UID=1000", "HOMEDIR=x"}
+	got := fakeAccounts.EnvFor(env, Invoker{UID: 1000, GID: 1000, Name: "alice", From: "SUDO_UID"})
+	want := []string{"PATH=/usr/bin", "SUDO_UID=1000", "HOMEDIR=x", "HOME=/home/alice", "USER=alice", "LOGNAME=alice"}
+	if !slices.Equal(got, want) {
+		t.Errorf("alice's env %q, want %q", got, want)
+	}
+	// No account: root's HOME is not theirs, and no other is known.
+	got = fakeAccounts.EnvFor(env, Invoker{UID: 4242, GID: 4343, Name: "mallory", From: "SUDO_UID"})
+	want = []string{"PATH=/usr/bin", "SUDO_UID=1000", "HOMEDIR=x", "USER=mallory", "LOGNAME=mallory"}
+	if !slices.Equal(got, want) {
+		t.Errorf("an unknown account's env %q, want %q", got, want)
 	}
 }
