@@ -75,8 +75,8 @@ func TestSince(t *testing.T) {
 		{t1, []string{"x", "z"}},
 		{j.Token(), nil},
 		{"1733230000000000000", []string{Everything}}, // git's first, made-up token
-		{"gitnfs:b:0", []string{Everything}},         // another instance's
-		{"gitnfs:a:99", []string{Everything}},        // from a future this journal never had
+		{"gitnfs:b:0", []string{Everything}},          // another instance's
+		{"gitnfs:a:99", []string{Everything}},         // from a future this journal never had
 		{"gitnfs:a:", []string{Everything}},
 		{"", []string{Everything}},
 	} {
