@@ -19,8 +19,9 @@ import (
 //     nanoseconds; git keeps both (it compares nanoseconds only when built
 //     with USE_NSEC, but stores them either way).
 //   - ino: the fileid whole on a 64-bit kernel (nfs_compat_user_ino64 folds
-//     it only with nfs.enable_ino64=0); macOS's 64-bit ino_t carries the
-//     fileid too. git stores (unsigned int)st_ino: the low 32 bits.
+//     it only with nfs.enable_ino64=0); macOS returns the fileid as
+//     va_fileid, 64-bit for NFSv3 (VA_64BITOBJIDS), into a 64-bit st_ino.
+//     git stores (unsigned int)st_ino: the low 32 bits.
 //   - uid, gid: fattr3's (AUTH_SYS, no id mapping in NFSv3).
 //   - size: fattr3's; git stores the low 32 bits.
 //   - dev: the client's own number for the mount, unknown to the server.
