@@ -87,7 +87,9 @@ type Options struct {
 // its "initializing" lock first, so a concurrent `git worktree prune` never
 // removes a directory half made. The index is written later, when first
 // needed (WriteIndex); until then git in the worktree sees every file as
-// deleted and untracked.
+// deleted and untracked. A restarted server's Create rewrites HEAD and
+// leaves the index of before, which names the old commit's tree if the
+// export moved: the caller writes it again.
 func Create(commonDir, export string, o Options) (*Admin, error) {
 	abs, err := filepath.Abs(commonDir)
 	if err != nil {
