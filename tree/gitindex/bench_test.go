@@ -1,6 +1,7 @@
 package gitindex
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,4 +62,23 @@ func BenchmarkIndexForAWorkingCopy(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestBigRepositoryMatchesReadTree checks the index of the benchmark's
+// repository against git's own, byte for byte (zero stat data, as
+// read-tree writes it). Set GITNFS_BENCH_REPO.
+func TestBigRepositoryMatchesReadTree(t *testing.T) {
+	repo := os.Getenv("GITNFS_BENCH_REPO")
+	if repo == "" {
+		t.Skip("GITNFS_BENCH_REPO not set")
+	}
+	want := readTree(t, repo, "HEAD")
+	s := openStore(t, repo)
+	ix, err := Build(s, rootOf(t, s, "HEAD"), zeroStat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := encode(t, ix); !bytes.Equal(got, want) {
+		t.Fatalf("index differs from git read-tree's %s", firstDiff(got, want))
+	}
 }
