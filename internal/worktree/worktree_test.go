@@ -325,3 +325,45 @@ func TestWorktreeConfigNeedsTheSharedExtension(t *testing.T) {
 		t.Fatalf("status with core.bare=false in config.worktree: %v", err)
 	}
 }
+
+// The untracked cache needs no config: with core.untrackedCache unset
+// ("keep"), an index that carries the UNTR extension has git use it. But
+// the extension names the work tree as the client sees it and the client's
+// system ("Location PATH, system Linux"): at another path git warns
+// "untracked cache is disabled on this system or location" on every
+// status. So it may only be written where the mountpoint is known.
+func TestUntrackedCacheNeedsOnlyTheIndex(t *testing.T) {
+	repo := testrepo.Init(t, false)
+	testrepo.Commit(t, repo, files, "c")
+	git(t, repo, "reset", "-q", "--hard")
+	if out, _ := gitErr(repo, "config", "core.untrackedCache"); out != "" {
+		t.Fatalf("core.untrackedCache is set: %q", out)
+	}
+	used := func(dir string, args ...string) (bool, string) {
+		t.Helper()
+		cmd := exec.Command("git", append(args, "status", "--porcelain")...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "GIT_TRACE2_PERF=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if _, err := cmd.Output(); err != nil {
+			t.Fatal(err)
+		}
+		// dir.c reports its traversal statistics (opendir:N) only with a cache.
+		return strings.Contains(stderr.String(), "opendir:"), stderr.String()
+	}
+	if ok, _ := used(repo); ok {
+		t.Fatal("untracked cache used before the index has one")
+	}
+	git(t, repo, "update-index", "--untracked-cache")
+	if ok, _ := used(repo); !ok {
+		t.Fatal("untracked cache in the index, config unset: not used")
+	}
+	moved := filepath.Join(t.TempDir(), "moved")
+	if err := exec.Command("cp", "-a", repo, moved).Run(); err != nil {
+		t.Fatal(err)
+	}
+	if ok, stderr := used(moved); ok || !strings.Contains(stderr, "untracked cache is disabled on this system or location") {
+		t.Fatalf("an untracked cache of another location: used %v", ok)
+	}
+}
