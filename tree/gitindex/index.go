@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -72,8 +73,20 @@ type Index struct {
 	Version uint32
 	Entries []Entry // sorted by path, byte order (git's cache_name_compare)
 	Tree    *CacheTree
-	Other   []Extension // after TREE when encoded
+	// FSMonitorToken, when set, is written as the FSMN extension
+	// (version 2): the token git passes its fsmonitor hook on the next
+	// query. FSMonitorDirty is its EWAH bitmap of the entries git must
+	// still check, as git serialises it; nil writes the empty bitmap:
+	// every entry valid, so git checks only what the hook reports.
+	FSMonitorToken string
+	FSMonitorDirty []byte
+	Other          []Extension // after TREE and FSMN when encoded
 }
+
+// emptyEWAH is git's serialisation of an EWAH bitmap with no bit set
+// (ewah_new, ewah_serialize_strbuf): bit size 0, one buffer word, the
+// word 0 (a run-length word of nothing), the run-length word at 0.
+var emptyEWAH = []byte{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 const (
 	entryFixed   = 62 // ten 32-bit stat words, the 20-byte id, the 16-bit flags
@@ -130,6 +143,24 @@ func (ix *Index) Encode(w io.Writer) error {
 		buf.WriteString("TREE")
 		put32(uint32(ext.Len()))
 		buf.Write(ext.Bytes())
+	}
+	if ix.FSMonitorToken != "" {
+		// fsmonitor.c's write_fsmonitor_extension: version, token, NUL,
+		// the bitmap's size, the bitmap.
+		if strings.IndexByte(ix.FSMonitorToken, 0) >= 0 {
+			return fmt.Errorf("fsmonitor token %q holds a NUL", ix.FSMonitorToken)
+		}
+		dirty := ix.FSMonitorDirty
+		if dirty == nil {
+			dirty = emptyEWAH
+		}
+		buf.WriteString("FSMN")
+		put32(uint32(4 + len(ix.FSMonitorToken) + 1 + 4 + len(dirty)))
+		put32(2)
+		buf.WriteString(ix.FSMonitorToken)
+		buf.WriteByte(0)
+		put32(uint32(len(dirty)))
+		buf.Write(dirty)
 	}
 	for _, x := range ix.Other {
 		if len(x.Signature) != 4 {
@@ -252,6 +283,12 @@ func Decode(data []byte) (*Index, error) {
 		}
 		data := rest[8 : 8+size]
 		rest = rest[8+size:]
+		if sig == "FSMN" {
+			if err := ix.readFSMonitor(data); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if sig == "TREE" {
 			t, left, err := readCacheTree(data, 0)
 			if err != nil {
@@ -266,6 +303,32 @@ func Decode(data []byte) (*Index, error) {
 		ix.Other = append(ix.Other, Extension{Signature: sig, Data: bytes.Clone(data)})
 	}
 	return ix, nil
+}
+
+// readFSMonitor reads a version 2 FSMN extension (fsmonitor.c's
+// read_fsmonitor_extension); a version 1 one (a 64-bit time, no token) is
+// kept in Other, as this package writes only version 2.
+func (ix *Index) readFSMonitor(data []byte) error {
+	if len(data) < 4 {
+		return malformed("fsmonitor extension of %d bytes", len(data))
+	}
+	if v := binary.BigEndian.Uint32(data); v != 2 {
+		ix.Other = append(ix.Other, Extension{Signature: "FSMN", Data: bytes.Clone(data)})
+		return nil
+	}
+	rest := data[4:]
+	nul := bytes.IndexByte(rest, 0)
+	if nul <= 0 || len(rest) < nul+1+4 {
+		return malformed("fsmonitor token")
+	}
+	ix.FSMonitorToken = string(rest[:nul])
+	rest = rest[nul+1:]
+	size := binary.BigEndian.Uint32(rest)
+	if uint64(size) != uint64(len(rest)-4) {
+		return malformed("fsmonitor bitmap of %d bytes in %d", size, len(rest)-4)
+	}
+	ix.FSMonitorDirty = bytes.Clone(rest[4:])
+	return nil
 }
 
 // readCacheTree is cache-tree.c's read_one.

@@ -414,3 +414,44 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// After a status answered by an fsmonitor hook, git's index carries FSMN
+// (version 2: the hook's token, the bitmap of entries still to check, here
+// none). Ours, with the same stat data and token, is the same bytes; and
+// the bitmap git writes is the empty one this package writes by default.
+func TestFSMonitorExtensionMatchesGit(t *testing.T) {
+	repo, wt, _ := checkout(t)
+	hook := filepath.Join(t.TempDir(), "hook")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\nprintf 'tok-1\\000'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitEnv(t, wt, nil, "config", "core.fsmonitor", hook)
+	gitEnv(t, wt, nil, "config", "core.fsmonitorHookVersion", "2")
+	gitEnv(t, wt, nil, "status", "--porcelain")
+	want, err := os.ReadFile(filepath.Join(repo, ".git", "worktrees", "wt", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := Decode(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dec.FSMonitorToken != "tok-1" || !bytes.Equal(dec.FSMonitorDirty, emptyEWAH) {
+		t.Fatalf("git's FSMN: token %q, bitmap %x", dec.FSMonitorToken, dec.FSMonitorDirty)
+	}
+	byPath := map[string]Stat{}
+	for _, e := range dec.Entries {
+		byPath[e.Path] = e.Stat
+	}
+	s := openStore(t, repo)
+	ix, err := Build(s, rootOf(t, s, "HEAD"), func(path string, _ tree.Entry, _ int64) (Stat, error) {
+		return byPath[path], nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.FSMonitorToken = "tok-1"
+	if got := encode(t, ix); !bytes.Equal(got, want) {
+		t.Fatalf("index differs from git's after an fsmonitor status %s", firstDiff(got, want))
+	}
+}
