@@ -9,9 +9,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/gitnfs/gitnfs/internal/testrepo"
+	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/tree/gitindex"
 )
 
 // The test binary is also the hook: git runs it (core.fsmonitor) with
@@ -216,5 +219,81 @@ func TestGitStatusUsesTheAnswers(t *testing.T) {
 	save()
 	if out := status(); out != " M a.txt\n M c.txt\n M d/b.txt\n" {
 		t.Fatalf("status after a restart: %q", out)
+	}
+}
+
+// An index written with the journal's token (gitindex's FSMN, every entry
+// valid) makes even the first git status ask the hook with that token and
+// check only what it answers: a file changed before that status, but not
+// recorded, is not looked at, so git walked nothing.
+func TestFirstStatusFromOurIndex(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := testrepo.Init(t, false)
+	testrepo.Commit(t, repo, map[string]testrepo.File{
+		"a.txt":   {Mode: "100644", Data: []byte("a\n")},
+		"d/b.txt": {Mode: "100644", Data: []byte("b\n")},
+	}, "c")
+	testrepo.Git(t, repo, "reset", "-q", "--hard")
+	testrepo.Git(t, repo, "config", "core.fsmonitor", self)
+	testrepo.Git(t, repo, "config", "core.fsmonitorHookVersion", "2")
+
+	s, err := tree.Open(repo, tree.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	snap, err := s.Resolve("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := gitindex.Build(s, snap.Root, func(path string, _ tree.Entry, _ int64) (gitindex.Stat, error) {
+		fi, err := os.Lstat(filepath.Join(repo, path))
+		if err != nil {
+			return gitindex.Stat{}, err
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		return gitindex.Stat{
+			Ctime: gitindex.Time{Sec: uint32(st.Ctim.Sec), Nsec: uint32(st.Ctim.Nsec)},
+			Mtime: gitindex.Time{Sec: uint32(st.Mtim.Sec), Nsec: uint32(st.Mtim.Nsec)},
+			Dev:   uint32(st.Dev), Ino: uint32(st.Ino), UID: st.Uid, GID: st.Gid, Size: uint32(st.Size),
+		}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := NewJournal("one", 100)
+	ix.FSMonitorToken = j.Token()
+	index := filepath.Join(repo, ".git", "index")
+	if err := os.Remove(index); err != nil {
+		t.Fatal(err)
+	}
+	if err := gitindex.WriteFile(index, ix); err != nil {
+		t.Fatal(err)
+	}
+
+	saved := filepath.Join(t.TempDir(), "journal.json")
+	data, _ := json.Marshal(savedJournal{Instance: "one", Limit: 100})
+	if err := os.WriteFile(saved, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("git", "status", "--porcelain", "--untracked-files=no")
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), hookEnv+"="+saved, "GIT_CONFIG_NOSYSTEM=1", "HOME="+repo)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != "" {
+		t.Fatalf("first status: %q (git checked a file the hook did not report)", out)
+	}
+	q, _ := os.ReadFile(saved + ".queries")
+	if string(q) != "2 gitnfs:one:0\n" {
+		t.Fatalf("hook queries: %q, want one with the index's token", q)
 	}
 }
