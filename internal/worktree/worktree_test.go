@@ -286,10 +286,11 @@ func TestUnlockAndRemove(t *testing.T) {
 // Why an admin directory alone cannot turn fsmonitor (or anything else)
 // on for its worktree in git 2.39: git reads a worktree's own config
 // (worktrees/NAME/config.worktree) only when the shared config sets
-// extensions.worktreeConfig; and once it does, a bare repository's
-// core.bare=true applies to every linked worktree ("this operation must be
-// run in a work tree") unless the worktree's config.worktree says
-// core.bare=false.
+// extensions.worktreeConfig. Once it does, a bare repository's
+// core.bare=true applies to every linked worktree: ours says core.bare=false
+// in its own config (WriteConfig), and a user's own linked worktree breaks
+// ("this operation must be run in a work tree") until core.bare moves to
+// the main worktree's config.worktree, as git's init_worktree_config moves it.
 func TestWorktreeConfigNeedsTheSharedExtension(t *testing.T) {
 	repo := testrepo.Init(t, true)
 	c := plumbing.NewHash(testrepo.Commit(t, repo, files, "c"))
@@ -297,32 +298,49 @@ func TestWorktreeConfigNeedsTheSharedExtension(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mnt := t.TempDir()
+	mnt := filepath.Join(t.TempDir(), `mount "with" \ quotes`)
+	if err := os.MkdirAll(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(mnt, ".git"), a.GitFile(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := filepath.Join(a.Dir(), "config.worktree")
-	if err := os.WriteFile(cfg, []byte("[core]\n\tfsmonitor = /bin/true\n"), 0o644); err != nil {
+	ran := filepath.Join(t.TempDir(), "hook ran")
+	hook := filepath.Join(t.TempDir(), `a "hook"`)
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\necho \"$@\" >> '"+ran+"'\nprintf 'tok\\000/\\000'\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := a.WriteConfig(hook); err != nil {
+		t.Fatal(err)
+	}
+	user := filepath.Join(t.TempDir(), "user")
+	git(t, repo, "worktree", "add", "-q", "--detach", user, c.String())
+
 	if out, _ := gitErr(mnt, "config", "core.fsmonitor"); out != "" {
 		t.Fatalf("config.worktree read without the extension: %q", out)
 	}
-	if _, err := gitErr(mnt, "status"); err != nil {
-		t.Fatalf("status without the extension: %v", err)
+	git(t, mnt, "status")
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("the hook ran without the extension")
 	}
+
 	git(t, repo, "config", "extensions.worktreeConfig", "true")
-	if out := git(t, mnt, "config", "core.fsmonitor"); out != "/bin/true\n" {
-		t.Fatalf("config.worktree with the extension: %q", out)
+	if out := git(t, mnt, "config", "core.fsmonitor"); out != "'"+hook+"'\n" {
+		t.Fatalf("core.fsmonitor with the extension: %q", out)
 	}
-	if _, err := gitErr(mnt, "status"); err == nil || !strings.Contains(err.Error(), "must be run in a work tree") {
-		t.Fatalf("status in a bare repository's worktree with the extension: %v", err)
+	git(t, mnt, "status")
+	if b, err := os.ReadFile(ran); err != nil || !strings.HasPrefix(string(b), "2 ") {
+		t.Fatalf("the hook with the extension: %q %v", b, err)
 	}
-	if err := os.WriteFile(cfg, []byte("[core]\n\tbare = false\n"), 0o644); err != nil {
-		t.Fatal(err)
+	if _, err := gitErr(user, "status"); err == nil || !strings.Contains(err.Error(), "must be run in a work tree") {
+		t.Fatalf("the user's worktree of a bare repository with the extension: %v", err)
 	}
-	if _, err := gitErr(mnt, "status"); err != nil {
-		t.Fatalf("status with core.bare=false in config.worktree: %v", err)
+	git(t, repo, "config", "--unset", "core.bare")
+	git(t, repo, "config", "--worktree", "core.bare", "true")
+	git(t, user, "status")
+	git(t, mnt, "status")
+	if out := git(t, repo, "rev-parse", "--is-bare-repository"); out != "true\n" {
+		t.Fatalf("the repository itself: bare %q", out)
 	}
 }
 
