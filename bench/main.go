@@ -18,7 +18,9 @@
 // revision not seen yet (bench/revisions.go); 13 the RPC census of the model
 // of Apple's NFSv3 client (internal/macmodel: a model from the source, not
 // a run on macOS) beside the seed document's macOS census, and a
-// 100k-entry directory at 32 KiB against 1 MiB sizes (bench/macmodel.go). Row 1 (the kernel
+// 100k-entry directory at 32 KiB against 1 MiB sizes (bench/macmodel.go); 14
+// the index of a working copy of RIOT-OS against `git read-tree` plus
+// `git ls-tree -r -l` (bench/gitindex.go). Row 1 (the kernel
 // client's RPC census against stock go-nfs) comes from `make e2e`; -kernel
 // includes its report.
 //
@@ -51,7 +53,7 @@ import (
 
 var (
 	outFile = flag.String("out", "BENCHMARKS.md", "where to write the table")
-	rowsArg = flag.String("rows", "2,3,4,5,6,7,8,9,13", "which rows to measure")
+	rowsArg = flag.String("rows", "2,3,4,5,6,7,8,9,13,14", "which rows to measure")
 	kernel  = flag.String("kernel", "", "row 1: the kernel-client census (from make e2e) to include; a .md file is included as is")
 	entries = flag.Int("entries", 100000, "row 5: entries in the generated tree")
 	blobMiB = flag.Int("blob-mib", 256, "row 4: blob size in MiB (the doubling check uses twice this)")
@@ -103,7 +105,7 @@ func run() error {
 	steps := []struct {
 		row string
 		fn  func(work, bin string) (section, figure, error)
-	}{{"2", rowCPU}, {"3", rowStart}, {"4", rowRead}, {"5", rowRSS}, {"6", rowPipeline}, {"7", rowColdWalk}, {"8", rowMemory}, {"9", rowRevisions}, {"13", rowMacModel}}
+	}{{"2", rowCPU}, {"3", rowStart}, {"4", rowRead}, {"5", rowRSS}, {"6", rowPipeline}, {"7", rowColdWalk}, {"8", rowMemory}, {"9", rowRevisions}, {"13", rowMacModel}, {"14", rowIndex}}
 	for _, s := range steps {
 		if !want[s.row] {
 			continue
