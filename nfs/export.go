@@ -6,7 +6,7 @@ import (
 )
 
 // export is one FS as the protocol serves it: the FS and the optional
-// abilities it has (vfs's small interfaces), found once when the FS is set
+// abilities it has (vfs.Abilities), found once when the FS is set
 // rather than by a type assertion in every request. A nil field is an
 // ability the FS lacks.
 type export struct {
@@ -30,13 +30,9 @@ type export struct {
 }
 
 func newExport(fs vfs.FS) *export {
-	x := &export{fs: fs, fsid: fs.Fsid(), rootID: vfs.RootID}
-	x.writable, _ = fs.(vfs.Writable)
-	x.statfs, _ = fs.(vfs.StatFSer)
-	x.inline, _ = fs.(vfs.InlineAttrer)
-	x.conflicts, _ = fs.(vfs.Conflicter)
-	x.ids, _ = fs.(vfs.IDResolver)
-	return x
+	a := vfs.AbilitiesOf(fs)
+	return &export{fs: fs, fsid: fs.Fsid(), rootID: vfs.RootID,
+		writable: a.Writable, statfs: a.StatFS, inline: a.Inline, conflicts: a.Conflicts, ids: a.IDs}
 }
 
 // inlineAttr is the attributes READDIRPLUS inlines for n, if any.
