@@ -4,7 +4,8 @@ package vfs
 // nil field is one it lacks): what a frontend keeps per export instead of
 // asserting an interface per request, and what a decorator starts from.
 //
-// A decorator (a layer of an export's stack over another FS) implements Decorator
+// A decorator (a layer of an export's stack over another FS: the
+// synthetic entries over the overlay over a git tree) implements Decorator
 // and answers AbilitiesOf(below) with the fields it serves itself replaced,
 // so it keeps every ability of the FS below, present or absent, without a
 // method forwarding each: a layer cannot make a read-only tree writable by
@@ -17,6 +18,7 @@ type Abilities struct {
 	Inline    InlineAttrer // nil: a listing carries no attributes
 	Conflicts Conflicter   // nil: nothing is conflicted
 	IDs       IDResolver   // nil: a handle without a path is stale
+	Synthetic Synthetic    // nil: no synthetic entries, no junctions
 }
 
 // Decorator is implemented by an FS layered over another: its abilities
@@ -38,5 +40,6 @@ func AbilitiesOf(fs FS) Abilities {
 	a.Inline, _ = fs.(InlineAttrer)
 	a.Conflicts, _ = fs.(Conflicter)
 	a.IDs, _ = fs.(IDResolver)
+	a.Synthetic, _ = fs.(Synthetic)
 	return a
 }

@@ -16,6 +16,7 @@ type everything struct {
 	vfs.InlineAttrer
 	vfs.Conflicter
 	vfs.IDResolver
+	vfs.Synthetic
 }
 
 // nothing has none.
