@@ -23,7 +23,11 @@ type Stack struct {
 	// Set before the first Export (revisions.Options.Export is this
 	// Stack's, so the two are made one after the other).
 	Revisions vfs.Revisions
-	Log       *slog.Logger
+	// GitFile, when set, gives the content of the read-only file .git in
+	// the root of the export whose FS (below every layer) is fs
+	// (synthetic.Options.GitFile); nil, the default: no .git.
+	GitFile func(fs vfs.FS) func() ([]byte, error)
+	Log     *slog.Logger
 }
 
 // Export is the FS an export serves over fs, its tree or the overlay over
@@ -31,7 +35,11 @@ type Stack struct {
 // records changes against one revision (--follow refuses it), so only the
 // served export has one.
 func (s *Stack) Export(fs vfs.FS) vfs.FS {
-	return synthetic.New(fs, synthetic.Options{Revisions: s.Revisions, Log: s.Log})
+	opts := synthetic.Options{Revisions: s.Revisions, Log: s.Log}
+	if s.GitFile != nil {
+		opts.GitFile = s.GitFile(fs)
+	}
+	return synthetic.New(fs, opts)
 }
 
 // WithRevisions is the stack of a server that serves every revision of

@@ -60,10 +60,13 @@ func (f *FS) controlNode(path string) vfs.Node {
 	return n
 }
 
-// ResolveSynthetic implements vfs.Synthetic for the paths of the hidden
-// directory.
+// ResolveSynthetic implements vfs.Synthetic: .git, and the paths of the
+// hidden directory.
 func (f *FS) ResolveSynthetic(path string) (vfs.Node, error) {
 	switch {
+	case !f.owns(path):
+	case path == GitFile:
+		return f.gitNode(), nil
 	case path == ctlRootPath:
 		return f.controlNode(path), nil
 	case path == ctlRevPath:
@@ -180,6 +183,14 @@ func (l *controlListing) Node(i int) vfs.Node {
 // Junction implements vfs.JunctionListing: entry i is a revision, another
 // export's root.
 func (l *controlListing) Junction(i int) bool { return !l.entries[i].Dir }
+
+// attrOwn is the attributes of a node of this layer.
+func (f *FS) attrOwn(n vfs.Node) (vfs.Attr, error) {
+	if n.Path == GitFile {
+		return f.attrGitFile(n)
+	}
+	return f.attrControl(n)
+}
 
 // attrControl: a read-only directory owned as the export's root is, dated
 // as it is (.gitnfs) or when the refs last changed (rev and the

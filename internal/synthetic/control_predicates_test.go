@@ -87,14 +87,14 @@ func TestControlDirAt(t *testing.T) {
 		answers map[string]error
 		dir     vfs.Node
 		name    string
-		want    controlName
+		want    entryName
 		err     error
 		lookups int
 	}{
-		{"the hidden directory", nil, root, ".gitnfs", hiddenDir, nil, 1},
+		{"the hidden directory", nil, root, ".gitnfs", synthetic, nil, 1},
 		{"the tree's own .gitnfs wins", map[string]error{".gitnfs": nil}, root, ".gitnfs", treesOwn, nil, 1},
 		{"the tree's fault is the tree's", map[string]error{".gitnfs": errIO}, root, ".gitnfs", treesOwn, errIO, 1},
-		{"the tree's ENOENT, wrapped", map[string]error{".gitnfs": fmt.Errorf("gone: %w", vfs.ErrNoEnt)}, root, ".gitnfs", hiddenDir, nil, 1},
+		{"the tree's ENOENT, wrapped", map[string]error{".gitnfs": fmt.Errorf("gone: %w", vfs.ErrNoEnt)}, root, ".gitnfs", synthetic, nil, 1},
 		{".gitnfs below the root", nil, sub, ".gitnfs", elsewhere, nil, 0},
 		{"a longer name", nil, root, ".gitnfsx", elsewhere, nil, 0},
 		{"a shorter name", nil, root, ".gitnf", elsewhere, nil, 0},
@@ -102,7 +102,7 @@ func TestControlDirAt(t *testing.T) {
 	} {
 		below := &ownDirFS{answers: tc.answers}
 		f := New(below, Options{Revisions: noRevisions{}}).(*FS)
-		n, at, err := f.controlDirAt(tc.dir, tc.name)
+		n, at, err := f.entryAt(tc.dir, tc.name)
 		if at != tc.want || !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) || below.lookups != tc.lookups {
 			t.Errorf("%s: %d %v after %d lookups, want %d %v after %d", tc.what, at, err, below.lookups, tc.want, tc.err, tc.lookups)
 		}
@@ -127,10 +127,10 @@ func TestControlPredicatesAllocateNothing(t *testing.T) {
 		if !inControlDir(path) || inControlDir(name) {
 			t.Fatal("wrong answer")
 		}
-		if _, at, _ := f.controlDirAt(root, name); at != elsewhere {
+		if _, at, _ := f.entryAt(root, name); at != elsewhere {
 			t.Fatal("wrong answer")
 		}
-		if _, at, _ := f.controlDirAt(root, path[:len(vfs.ControlDir)]); at != hiddenDir {
+		if _, at, _ := f.entryAt(root, path[:len(vfs.ControlDir)]); at != synthetic {
 			t.Fatal("wrong answer")
 		}
 	}); n != 0 {

@@ -7,13 +7,13 @@ import (
 )
 
 // writable is the FS below's vfs.Writable, on an export that has one,
-// refusing every change to a synthetic name: nothing in the hidden
-// directory changes (read-only, as before it was a layer: it was an export
+// refusing every change to a synthetic name: .git is read-only, nothing in
+// the hidden directory changes (read-only, as before it was a layer: it was an export
 // of its own with no Writable), a change that names a synthetic directory
 // as its second directory crosses into another filesystem for the client
 // (what it answered when the hidden directory was an export of its own),
-// and the root's .gitnfs, while it is the hidden directory's, can be
-// neither taken (it exists) nor removed or renamed away (read-only).
+// and the root's .gitnfs and .git, while they are this layer's, can be
+// neither taken (they exist) nor removed or renamed away (read-only).
 type writable struct {
 	f     *FS
 	below vfs.Writable
@@ -35,8 +35,8 @@ func (w *writable) refuseNew(dir vfs.Node, name string) error {
 	if err := w.refuseIn(dir, name); err != nil {
 		return err
 	}
-	if _, at, _ := w.f.controlDirAt(dir, name); at == hiddenDir {
-		return fmt.Errorf("%s: %w: the hidden directory", name, vfs.ErrExist)
+	if _, at, _ := w.f.entryAt(dir, name); at == synthetic {
+		return fmt.Errorf("%s: %w: a synthetic entry", name, vfs.ErrExist)
 	}
 	return nil
 }
@@ -46,8 +46,8 @@ func (w *writable) refuseOld(dir vfs.Node, name string) error {
 	if err := w.refuseIn(dir, name); err != nil {
 		return err
 	}
-	if _, at, _ := w.f.controlDirAt(dir, name); at == hiddenDir {
-		return fmt.Errorf("%s: %w: the hidden directory", name, vfs.ErrReadOnly)
+	if _, at, _ := w.f.entryAt(dir, name); at == synthetic {
+		return fmt.Errorf("%s: %w: a synthetic entry", name, vfs.ErrReadOnly)
 	}
 	return nil
 }
