@@ -6,9 +6,9 @@ import (
 )
 
 // export is one FS as the protocol serves it: the FS and the optional
-// abilities it has (vfs's small interfaces), found once when the FS is set
-// rather than by a type assertion in every request. A nil field is an
-// ability the FS lacks.
+// abilities it has (vfs.Abilities), found once when the FS is set rather
+// than by a type assertion in every request. A nil field is an ability the
+// FS lacks.
 type export struct {
 	fs        vfs.FS
 	fsid      uint64
@@ -19,24 +19,15 @@ type export struct {
 	inline    vfs.InlineAttrer // nil: READDIRPLUS inlines no attributes
 	conflicts vfs.Conflicter   // nil: nothing is conflicted
 	ids       vfs.IDResolver   // nil: a handle without a path is stale
-
-	// hidden serves this export's hidden directory (vfs.ControlDir); nil
-	// when the server serves no revisions. On that export, control is the
-	// directory's FS (and hidden nil).
-	hidden  *export
-	control *controlFS
+	synthetic vfs.Synthetic    // nil: no synthetic entries, no junctions
 	// stats is its share of the census (nil: not counted).
 	stats *stats.Export
 }
 
 func newExport(fs vfs.FS) *export {
-	x := &export{fs: fs, fsid: fs.Fsid(), rootID: vfs.RootID}
-	x.writable, _ = fs.(vfs.Writable)
-	x.statfs, _ = fs.(vfs.StatFSer)
-	x.inline, _ = fs.(vfs.InlineAttrer)
-	x.conflicts, _ = fs.(vfs.Conflicter)
-	x.ids, _ = fs.(vfs.IDResolver)
-	return x
+	a := vfs.AbilitiesOf(fs)
+	return &export{fs: fs, fsid: fs.Fsid(), rootID: vfs.RootID,
+		writable: a.Writable, statfs: a.StatFS, inline: a.Inline, conflicts: a.Conflicts, ids: a.IDs, synthetic: a.Synthetic}
 }
 
 // inlineAttr is the attributes READDIRPLUS inlines for n, if any.
@@ -50,4 +41,11 @@ func (x *export) inlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
 // conflicted is what the FS says of n; the protocol never infers it.
 func (x *export) conflicted(n vfs.Node) bool {
 	return x.conflicts != nil && x.conflicts.Conflicted(n)
+}
+
+// writableAt reports whether n can be changed: on a writable export, and
+// not a synthetic node (read-only whatever the export is). ACCESS, FSSTAT,
+// FSINFO and PATHCONF answer for n as a read-only export does otherwise.
+func (x *export) writableAt(n vfs.Node) bool {
+	return x.writable != nil && (x.synthetic == nil || !x.synthetic.IsSynthetic(n))
 }

@@ -1,8 +1,6 @@
 package nfs
 
 import (
-	"encoding/binary"
-	"errors"
 	"strings"
 
 	"github.com/gitnfs/gitnfs/stats"
@@ -19,11 +17,11 @@ import (
 // export of the handle it names: a view starts on the served export and
 // resolve moves it.
 //
-// The hidden directory .gitnfs (vfs.ControlDir) belongs to the export it
-// is in: its handles are that export's (same format, same fsid), so
-// browsing it moves no client across filesystems; only entering a revision
-// does. Its nodes are served by a control export (control.go) which shares
-// the export's fsid and handle format.
+// A name that crosses into a revision (.gitnfs/rev/REV, served by
+// internal/synthetic above every export's tree) is a junction
+// (vfs.Synthetic): LOOKUP moves the request onto the revision's export. The
+// synthetic names themselves are their export's nodes (same fsid, same
+// handle formats, same census row); the protocol knows none by name.
 
 // revisionSlots caches the export (abilities found once, census row) of the
 // revisions handles name lately, by fsid. A slot is reused only while the
@@ -32,17 +30,13 @@ import (
 const revisionSlots = 64
 
 // newExportOf is the export of fs as this server serves it: the served one
-// (revision false) or a revision's, each with its hidden directory when the
-// server serves revisions.
+// (revision false) or a revision's.
 func (s *Server) newExportOf(fs vfs.FS, revision bool) *export {
 	x := newExport(fs)
 	x.stats = s.opts.Census.Served()
 	if revision {
 		x.revision, x.rootID = true, fs.Root().ID
 		x.stats = s.opts.Census.Of(stats.RevisionExport(x.fsid))
-	}
-	if s.revs != nil {
-		x.hidden = newControl(x, s.revs)
 	}
 	return x
 }
@@ -100,39 +94,8 @@ func (s *Server) resolveHandle(cur *export, h []byte) (*export, vfs.Node, error)
 	} else if fsid != x.fsid {
 		return nil, vfs.Node{}, vfs.ErrStale
 	}
-	if p := h[handleHeader:]; (format == handleWithPath || format == revWithPath) && inControlDir(p) {
-		// The hidden directory's, or the tree's own .gitnfs (which wins,
-		// vfs.ControlDir, and which an overlay's renamed directory keeps the
-		// handle of): the fileid says which (controlRoot).
-		id := binary.BigEndian.Uint64(h[9:17])
-		if vfs.FileIDFrom(controlRoot(x.rootID), handlePath(id, p)) == id {
-			if x.hidden == nil { // served before with revisions, now without
-				return nil, vfs.Node{}, vfs.ErrStale
-			}
-			n, err := resolveIn(x.hidden, h)
-			return x.hidden, n, err
-		}
-	}
 	n, err := resolveIn(x, h)
-	if err != nil && x.hidden != nil && (format == handleIDOnly || format == revIDOnly) && errors.Is(err, vfs.ErrStale) {
-		// A control directory too deep for its path to ride along.
-		if n, cerr := resolveIn(x.hidden, h); cerr == nil {
-			return x.hidden, n, nil
-		}
-	}
 	return x, n, err
-}
-
-// inControlDir reports whether path (from the export's root, as a node, a
-// handle or a MOUNT spells it) is the hidden directory .gitnfs or below
-// it: a handle resolves there, MOUNT walks there, and the control FS takes
-// a node there for its own. Only the root's .gitnfs is: ".gitnfsx" and
-// "a/.gitnfs" are the tree's. A handle's path is taken as the bytes it
-// came in, so that resolving one converts nothing (the request path
-// allocates nothing).
-func inControlDir[P string | []byte](path P) bool {
-	const dir = vfs.ControlDir
-	return len(path) >= len(dir) && string(path[:len(dir)]) == dir && (len(path) == len(dir) || path[len(dir)] == '/')
 }
 
 // resolve decodes a handle argument into a node, moving the request onto
@@ -154,61 +117,29 @@ func (s *view) resolve(h []byte) (vfs.Node, error) {
 	return n, nil
 }
 
-// lookup is LOOKUP's name resolution: the FS's, plus the two ways out of
-// an export, into its hidden directory and (from there) into a revision.
+// lookup is LOOKUP's name resolution: the FS's, crossing a junction
+// (vfs.Synthetic: .gitnfs/rev/REV) into its revision's export.
 func (s *view) lookup(dir vfs.Node, name string) (vfs.Node, error) {
-	if s.control != nil {
-		return s.control.lookup(s, dir, name)
+	if s.synthetic == nil {
+		return s.fs.Lookup(dir, name)
 	}
-	switch n, at, err := controlDirAt(s, dir, name); at {
-	case hiddenDir:
-		s.export = s.hidden
-		return s.control.root(), nil
-	case treesOwn:
-		return n, err
+	n, into, err := s.synthetic.LookupJunction(dir, name)
+	if into != nil {
+		return s.enterRevision(into), nil
 	}
-	return s.fs.Lookup(dir, name)
+	return n, err
 }
 
-// controlName is what a name in a directory is to the hidden directory.
-type controlName uint8
-
-const (
-	elsewhere controlName = iota // not where the hidden directory is found
-	treesOwn                     // where it is found, but the tree's own entry wins
-	hiddenDir                    // the hidden directory
-)
-
-// controlDirAt says whether name in dir is the export's hidden directory:
-// it is found as .gitnfs in the root of an export that has one, unless the
-// tree has an entry of that name there. The tree's own .gitnfs wins
-// (vfs.ControlDir), and so does any answer of the tree's but ErrNoEnt (an
-// I/O error, a fetch pending: the tree's to give): treesOwn, with n and
-// err the tree's lookup, which LOOKUP answers. The tree is asked about
-// that one name alone, so that making any other costs no lookup. It takes
-// the name as LOOKUP (a string) and a change (its argument's bytes) have
-// it, so that neither converts it.
-func controlDirAt[N string | []byte](s *view, dir vfs.Node, name N) (n vfs.Node, at controlName, err error) {
-	if s.hidden == nil || dir.Path != "" || string(name) != vfs.ControlDir {
-		return vfs.Node{}, elsewhere, nil
-	}
-	if n, err = s.fs.Lookup(dir, vfs.ControlDir); !errors.Is(err, vfs.ErrNoEnt) {
-		return n, treesOwn, err
-	}
-	return vfs.Node{}, hiddenDir, nil
-}
-
-// enterRevision moves the request into the export of fs, a revision: the
-// junction .gitnfs/rev/REV leads to its root.
+// enterRevision moves the request into the export of fs, a revision (a
+// junction leads into one): its root.
 func (s *view) enterRevision(fs vfs.FS) vfs.Node {
 	s.export = s.Server.exportForRevision(fs)
 	return s.fs.Root()
 }
 
 // exportOfWrite is the export a change's first handle names, as cheaply as
-// it can be told (the format byte; a full resolution only for a path in
-// the control directory); ok is false for a handle that does not parse,
-// which the procedure then answers as it answers any bad handle.
+// it can be told (the format byte); ok is false for a handle that does not
+// parse, which the procedure then answers as it answers any bad handle.
 func (s *view) exportOfWrite(h []byte) (x *export, ok bool) {
 	format, _, err := parseHandle(h)
 	switch {
@@ -216,12 +147,6 @@ func (s *view) exportOfWrite(h []byte) (x *export, ok bool) {
 		return nil, false
 	case format == revWithPath || format == revIDOnly:
 		return nil, true // a revision: read-only, whichever it is
-	case s.hidden != nil && inControlDir(h[handleHeader:]):
-		x, _, err := s.Server.resolveHandle(s.served, h)
-		if err != nil {
-			return nil, false
-		}
-		return x, true
 	}
 	return s.export, true
 }

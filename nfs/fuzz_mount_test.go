@@ -9,6 +9,7 @@ import (
 
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/revisions"
+	"github.com/gitnfs/gitnfs/internal/stack"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/stats"
 	"github.com/gitnfs/gitnfs/tree"
@@ -80,7 +81,8 @@ func FuzzMountHandle(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	srv := NewServer(gitfs.New(store, snap, gitfs.Options{}), Options{Revisions: revisions.New(store, revisions.Options{})})
+	layers, revs := stack.WithRevisions(store, revisions.Options{})
+	srv := NewServer(layers.Export(gitfs.New(store, snap, gitfs.Options{})), Options{Revisions: revs})
 	for _, s := range mountSeeds {
 		f.Add(s)
 	}
@@ -131,7 +133,8 @@ func TestIdleRevisionLeavesNoExport(t *testing.T) {
 	}
 	t.Cleanup(func() { store.Close() })
 	snap, _ := store.Resolve("HEAD")
-	srv := NewServer(gitfs.New(store, snap, gitfs.Options{}), Options{Revisions: revisions.New(store, revisions.Options{Idle: time.Millisecond})})
+	layers, revs := stack.WithRevisions(store, revisions.Options{Idle: time.Millisecond})
+	srv := NewServer(layers.Export(gitfs.New(store, snap, gitfs.Options{})), Options{Revisions: revs})
 	h, err := srv.MountHandle("/one:")
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +169,8 @@ func TestRevisionGetattrAllocatesNoMore(t *testing.T) {
 	t.Cleanup(func() { store.Close() })
 	snap, _ := store.Resolve("HEAD")
 	served := gitfs.New(store, snap, gitfs.Options{})
-	s := NewServer(served, Options{Census: stats.New(), Revisions: revisions.New(store, revisions.Options{})})
+	layers, revs := stack.WithRevisions(store, revisions.Options{})
+	s := NewServer(layers.Export(served), Options{Census: stats.New(), Revisions: revs})
 	if _, err := s.MountHandle("/v1:"); err != nil {
 		t.Fatal(err)
 	}

@@ -888,7 +888,7 @@ func FuzzResolveHandle(f *testing.F) {
 	f.Add(handleWithFsid(fuzzFsid, vfs.Node{ID: vfs.FileID("f/x"), Path: "f/x"}))
 	f.Add(handleWithFsid(fuzzFsid+1, vfs.Node{ID: vfs.FileID("f"), Path: "f"}))
 	// The hidden directory's handle, on an export without one: stale.
-	f.Add(handleWithFsid(fuzzFsid, vfs.Node{ID: vfs.FileIDFrom(controlRoot(vfs.RootID), vfs.ControlDir), Path: vfs.ControlDir}))
+	f.Add(handleWithFsid(fuzzFsid, vfs.Node{ID: vfs.FileIDFrom(vfs.SyntheticRoot(vfs.RootID), vfs.ControlDir), Path: vfs.ControlDir}))
 	f.Fuzz(func(t *testing.T, h []byte) {
 		n, err := ResolveHandle(fs, h)
 		if err != nil {

@@ -41,10 +41,10 @@ import (
 // table kept. Same size as every other handle; the served export's handles
 // are byte for byte what they were.
 //
-// The hidden directory (.gitnfs and the ref directories below it) has the
-// handles of its export's format; its fileids count from a root of their
-// own (controlRoot), which is what tells its handle from one of the tree's
-// own .gitnfs of the same path.
+// A synthetic node (vfs.Synthetic: the hidden directory .gitnfs and the ref
+// directories below it) has the handles of its export's format; its fileids
+// count from a root of their own (vfs.SyntheticRoot), which is what tells
+// its handle from one of the tree's own node of the same path.
 const (
 	handleWithPath byte = 0x47 // 'G': format 1, path inline
 	handleIDOnly   byte = 0x48 // format 1, fileid only
@@ -133,8 +133,22 @@ func resolveIn(x *export, h []byte) (vfs.Node, error) {
 	switch format {
 	case handleWithPath, revWithPath:
 		path := handlePath(id, h[handleHeader:])
-		if vfs.FileIDFrom(x.rootID, path) != id || !cleanPath(path) {
+		if !cleanPath(path) {
 			return vfs.Node{}, errBadHandle
+		}
+		if vfs.FileIDFrom(x.rootID, path) != id {
+			// A synthetic node's fileid counts from a root of its own
+			// (vfs.SyntheticRoot): the fileid tells it from the tree's node
+			// of the same path. Of a server that served it before and has
+			// no synthetic entries now, it is stale.
+			if vfs.FileIDFrom(vfs.SyntheticRoot(x.rootID), path) != id {
+				return vfs.Node{}, errBadHandle
+			}
+			if x.synthetic == nil {
+				return vfs.Node{}, vfs.ErrStale
+			}
+			n, err := x.synthetic.ResolveSynthetic(path)
+			return checkResolved(n, err, id)
 		}
 		var n vfs.Node
 		var err error

@@ -272,8 +272,8 @@ func (s *view) mount(dirpath string) ([]byte, error) {
 	}
 	n := s.fs.Root()
 	if p != "" {
-		if s.hidden != nil && inControlDir(p) {
-			n, err = s.walk(p) // through the hidden directory, maybe into a revision
+		if s.synthetic != nil && s.synthetic.MayCross(p) {
+			n, err = s.walk(p) // maybe through a junction, into a revision
 		} else {
 			n, err = s.fs.Resolve(p)
 		}

@@ -34,7 +34,7 @@ func onAccess(s *view, c *call, d *decoder, e *encoder) uint32 {
 	e.bool(true)
 	putFattr(e, &a)
 	granted := allowed(&a, c)
-	if s.writable != nil {
+	if s.writableAt(n) {
 		granted |= allowedWrite(&a, c)
 	}
 	e.uint32(want & granted)

@@ -44,9 +44,6 @@ func (s *view) dirop(e *encoder, c *call, h, name []byte, use nameUse) (vfs.Node
 	if st := checkName(name, use); st != nfsOK {
 		return dir, pre, s.failWcc(e, st, pre, &dir)
 	}
-	if st := s.checkReserved(dir, name, use); st != nfsOK {
-		return dir, pre, s.failWcc(e, st, pre, &dir)
-	}
 	return dir, pre, nfsOK
 }
 

@@ -16,7 +16,7 @@ func onFsstat(s *view, c *call, d *decoder, e *encoder) uint32 {
 	// tree's numbers never change (invarsec); a writable one's can at once.
 	var st vfs.FSStat
 	invarsec := uint32(0xffffffff)
-	if s.writable != nil {
+	if s.writableAt(n) {
 		invarsec = 0
 		if s.statfs != nil {
 			var err error
@@ -52,7 +52,7 @@ func onFsinfo(s *view, c *call, d *decoder, e *encoder) uint32 {
 	}
 	// git times have one-second resolution; overlay files keep nanoseconds.
 	deltaSec, deltaNsec, props := uint32(1), uint32(0), uint32(fsfSymlink|fsfHomogeneous)
-	if s.writable != nil {
+	if s.writableAt(n) {
 		deltaSec, deltaNsec, props = 0, 1, props|fsfLink|fsfCanSetTime
 	}
 	e.uint32(nfsOK)
@@ -81,7 +81,7 @@ func onPathconf(s *view, c *call, d *decoder, e *encoder) uint32 {
 		return st
 	}
 	linkmax := uint32(1)
-	if s.writable != nil {
+	if s.writableAt(n) {
 		linkmax = maxLinks
 	}
 	e.uint32(nfsOK)

@@ -35,9 +35,6 @@ func onLink(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if st := checkName(name, nameNew); st != nfsOK {
 		return fail(st, &file, pre, &dir)
 	}
-	if st := s.checkReserved(dir, name, nameNew); st != nfsOK {
-		return fail(st, &file, pre, &dir)
-	}
 	if file.Type == vfs.Dir {
 		// link(2) of a directory is EPERM.
 		return fail(nfsErrPerm, &file, pre, &dir)

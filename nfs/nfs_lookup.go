@@ -15,9 +15,9 @@ func onLookup(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if len(name) > maxName {
 		return s.failWithAttr(e, nfsErrNameLong, &dir)
 	}
-	// from is the directory's export; a junction (.gitnfs, a revision
-	// under .gitnfs/rev) answers a node of another, in which its handle and
-	// attributes are made.
+	// from is the directory's export; a junction (vfs.Synthetic: a
+	// revision under .gitnfs/rev) answers a node of another, in which its
+	// handle and attributes are made.
 	from := s.export
 	var n vfs.Node
 	switch string(name) {

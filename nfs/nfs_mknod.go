@@ -12,5 +12,8 @@ func onMknod(s *view, c *call, d *decoder, e *encoder) uint32 {
 	if st != nfsOK {
 		return st
 	}
+	if !s.writableAt(dir) {
+		return s.failWcc(e, nfsErrROFS, pre, &dir) // a synthetic directory
+	}
 	return s.failWcc(e, nfsErrNotSupp, pre, &dir)
 }

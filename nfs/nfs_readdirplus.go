@@ -63,10 +63,10 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 	attrErrors := 0
 	n := 0
 	p := l.pos
-	// A control directory's revisions are junctions: listed with neither
-	// handle nor attributes, which are another export's (the client's
-	// LOOKUP crosses into it).
-	junctions, _ := l.ents.(*controlListing)
+	// Junctions (vfs.JunctionListing: the revisions of .gitnfs/rev) are
+	// listed with neither handle nor attributes, which are another
+	// export's (the client's LOOKUP crosses into it).
+	junctions, _ := l.ents.(vfs.JunctionListing)
 	// A listing that attributes its own entries (a git tree: its blobs
 	// sized together, in pack order) is asked by index, for an FS that
 	// inlines attributes at all.
@@ -85,9 +85,9 @@ func onReaddirplus(s *view, c *call, d *decoder, e *encoder) uint32 {
 			node = l.ents.Node(int(p - 2))
 		}
 		name := entryName(l, p)
-		// A junction (a revision in .gitnfs/rev) has neither attributes
-		// nor a handle here: both are another export's.
-		junction := junctions != nil && p >= 2 && junctions.junction(int(p-2))
+		// A junction has neither attributes nor a handle here: both are
+		// another export's.
+		junction := junctions != nil && p >= 2 && junctions.Junction(int(p-2))
 		var a vfs.Attr
 		var ok bool
 		if !junction {

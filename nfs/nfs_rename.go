@@ -1,10 +1,6 @@
 package nfs
 
-import (
-	"cmp"
-
-	"github.com/gitnfs/gitnfs/vfs"
-)
+import "github.com/gitnfs/gitnfs/vfs"
 
 // onRename is RENAME: both directories' wcc_data, on success and failure.
 func onRename(s *view, c *call, d *decoder, e *encoder) uint32 {
@@ -42,9 +38,6 @@ func onRename(s *view, c *call, d *decoder, e *encoder) uint32 {
 		if st == nfsErrExist {
 			st = nfsErrInval // rename(2) onto "." or "..": EINVAL, not EEXIST
 		}
-		return fail(st, &from, &to, fpre, tpre)
-	}
-	if st := cmp.Or(s.checkReserved(from, fname, nameFrom), s.checkReserved(to, tname, nameNew)); st != nfsOK {
 		return fail(st, &from, &to, fpre, tpre)
 	}
 	if err := s.writable.Rename(from, string(fname), to, string(tname)); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/nfstest"
 	"github.com/gitnfs/gitnfs/internal/overlay"
 	"github.com/gitnfs/gitnfs/internal/revisions"
+	"github.com/gitnfs/gitnfs/internal/stack"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/stats"
@@ -74,12 +75,12 @@ func serveRevisions(t *testing.T, repo, rev string, allow *revisions.Filter) *re
 	census := stats.New()
 	store, snap := openRev(t, repo, rev, tree.Options{Stats: &census.Internal})
 	fsys := gitfs.New(store, snap, gitfs.Options{UID: 1000, GID: 1000})
-	revs := revisions.New(store, revisions.Options{
+	layers, revs := stack.WithRevisions(store, revisions.Options{
 		FS:    gitfs.Options{UID: 1000, GID: 1000},
 		Allow: allow,
 		Stats: func(fsid uint64) *stats.Internal { return &census.Of(stats.RevisionExport(fsid)).Internal },
 	})
-	srv := nfstest.Serve(t, fsys, nfs.Options{Revisions: revs, Census: census})
+	srv := nfstest.Serve(t, layers.Export(fsys), nfs.Options{Revisions: revs, Census: census})
 	return &revServer{Server: srv, census: census, store: store}
 }
 
@@ -493,6 +494,64 @@ func TestControlDirOverOverlay(t *testing.T) {
 	}
 }
 
+// TestHiddenDirReadOnlyOnOverlay: every change to the hidden directory of
+// a writable export is refused as it was when the directory was an export
+// of its own (read-only: NFS3ERR_ROFS; a second directory in it:
+// NFS3ERR_XDEV), and ACCESS, FSINFO and PATHCONF answer for it as for a
+// read-only export, even to root.
+func TestHiddenDirReadOnlyOnOverlay(t *testing.T) {
+	h := newRevHistory(t)
+	work := testrepo.Init(t, true)
+	testrepo.Git(t, work, "fetch", "-q", h.repo, "refs/heads/main:refs/heads/main", "refs/tags/*:refs/tags/*")
+	c, root := mountOverlay(t, work, "main")
+	made, err := c.Create(root, "made", 0, nfsclient.Sattr{Mode: nfsclient.U32(0o644)}, [8]byte{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl := lookupWalk(t, c, root, vfs.ControlDir)
+	rev := lookupWalk(t, c, root, ".gitnfs/rev")
+	for what, do := range map[string]func() error{
+		"SETATTR .gitnfs":       func() error { _, err := c.Setattr(ctl, nfsclient.Sattr{Mode: nfsclient.U32(0o777)}, nil); return err },
+		"SETATTR .gitnfs/rev":   func() error { _, err := c.Setattr(rev, nfsclient.Sattr{Mode: nfsclient.U32(0o777)}, nil); return err },
+		"REMOVE .gitnfs":        func() error { _, err := c.Remove(root, vfs.ControlDir); return err },
+		"RMDIR .gitnfs":         func() error { _, err := c.Rmdir(root, vfs.ControlDir); return err },
+		"RENAME .gitnfs away":   func() error { _, err := c.Rename(root, vfs.ControlDir, root, "away"); return err },
+		"RMDIR .gitnfs/rev":     func() error { _, err := c.Rmdir(ctl, vfs.RevDir); return err },
+		"MKNOD in .gitnfs/rev":  func() error { _, err := c.Mknod(rev, "x"); return err },
+		"SYMLINK in .gitnfs":    func() error { _, err := c.Symlink(ctl, "x", "y", nfsclient.Sattr{}); return err },
+		"RENAME out of .gitnfs": func() error { _, err := c.Rename(ctl, vfs.RevDir, root, "away"); return err },
+	} {
+		if err := do(); nfsclient.Status(err) != 30 {
+			t.Errorf("%s: %v, want NFS3ERR_ROFS", what, err)
+		}
+	}
+	if _, err := c.Rename(root, "made", rev, "made"); nfsclient.Status(err) != 18 {
+		t.Errorf("RENAME into .gitnfs/rev: %v, want NFS3ERR_XDEV", err)
+	}
+	if _, _, err := c.Link(made.Handle, rev, "x"); nfsclient.Status(err) != 18 {
+		t.Errorf("LINK into .gitnfs/rev: %v, want NFS3ERR_XDEV", err)
+	}
+	c.UID, c.GID = 0, 0
+	const modify, extend, del = 0x04, 0x08, 0x10
+	for name, fh := range map[string][]byte{".gitnfs": ctl, ".gitnfs/rev": rev} {
+		if got, err := c.Access(fh, 0x3f); err != nil || got&(modify|extend|del) != 0 {
+			t.Errorf("ACCESS of %s as root: %#x %v, want no write access", name, got, err)
+		}
+		if _, _, props, err := c.Fsinfo(fh); err != nil || props&0x0001 != 0 {
+			t.Errorf("FSINFO of %s: properties %#x %v, want a read-only export's (no FSF_LINK)", name, props, err)
+		}
+		if linkmax, _, err := c.Pathconf(fh); err != nil || linkmax != 1 {
+			t.Errorf("PATHCONF of %s: linkmax %d %v, want a read-only export's 1", name, linkmax, err)
+		}
+	}
+	if got, err := c.Access(root, 0x3f); err != nil || got&modify == 0 {
+		t.Errorf("ACCESS of the overlay's root as root: %#x %v, want it writable", got, err)
+	}
+	if _, _, err := c.Lookup(root, "made"); err != nil {
+		t.Errorf("the file the refused changes named is gone: %v", err)
+	}
+}
+
 // mountOverlay mounts a writable overlay of repo at rev, served with every
 // revision beside it.
 func mountOverlay(t *testing.T, repo, rev string) (*nfsclient.Client, []byte) {
@@ -504,8 +563,8 @@ func mountOverlay(t *testing.T, repo, rev string) (*nfsclient.Client, []byte) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ov.Close() })
-	revs := revisions.New(store, revisions.Options{FS: gitfs.Options{UID: 1000, GID: 1000}})
-	srv := nfstest.Serve(t, ov, nfs.Options{Revisions: revs})
+	layers, revs := stack.WithRevisions(store, revisions.Options{FS: gitfs.Options{UID: 1000, GID: 1000}})
+	srv := nfstest.Serve(t, layers.Export(ov), nfs.Options{Revisions: revs})
 	return nfstest.Mount(t, srv.Addr)
 }
 

@@ -76,9 +76,9 @@ type Options struct {
 	// negative: JUKEBOX at once.
 	FetchWait time.Duration
 	// Revisions, when set, serves every revision of the repository beside
-	// the served FS, each an export of its own (MOUNT "REV:PATH", the
-	// hidden directory .gitnfs/rev in the root of every export). nil serves
-	// the one FS.
+	// the served FS, each an export of its own: MOUNT "REV:PATH", a handle
+	// of one, and a junction into one (vfs.Synthetic: .gitnfs/rev/REV, when
+	// the FS has the layers internal/stack builds). nil serves the one FS.
 	Revisions vfs.Revisions
 	// Census counts every RPC; nil turns counting off.
 	Census *stats.Census

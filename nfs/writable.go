@@ -95,21 +95,6 @@ func checkName(name []byte, use nameUse) uint32 {
 	return nfsErrInval
 }
 
-// checkReserved answers a change to the hidden directory's name in the
-// root of an export that has one: LOOKUP finds .gitnfs there, so making
-// something of that name is NFS3ERR_EXIST, and removing or renaming it
-// NFS3ERR_ROFS (it is a read-only directory). A tree's own .gitnfs is the
-// tree's, changed as any entry.
-func (s *view) checkReserved(dir vfs.Node, name []byte, use nameUse) uint32 {
-	if _, at, _ := controlDirAt(s, dir, name); at != hiddenDir {
-		return nfsOK
-	}
-	if use == nameNew {
-		return nfsErrExist
-	}
-	return nfsErrROFS
-}
-
 // maxSymlink bounds a symlink's target (PATH_MAX).
 const maxSymlink = 4096
 

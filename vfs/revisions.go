@@ -3,7 +3,7 @@ package vfs
 import "time"
 
 // ControlDir is the hidden directory in the root of every export served
-// beside Revisions, as ZFS's .zfs: a LOOKUP of it succeeds, a listing of
+// beside Revisions (internal/synthetic serves it), as ZFS's .zfs: a LOOKUP of it succeeds, a listing of
 // the root does not show it (so walkers such as find never descend into
 // it), and RevDir inside it holds every revision of the repository. A tree
 // that has an entry of this name at its root keeps it: the real entry wins

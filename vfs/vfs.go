@@ -6,9 +6,10 @@
 // The shape follows go-fuse's fs package and Buildbarn's virtual filesystem:
 // FS is the small set of methods every filesystem must answer, and each
 // further ability is a small interface a filesystem implements only if it
-// can (Writable, StatFSer, InlineAttrer, Conflicter, IDResolver; SeekListing
-// and AttrLister for a listing). A frontend finds them once, when it is given
-// the filesystem (a listing's, once per listing), not per request.
+// can (Writable, StatFSer, InlineAttrer, Conflicter, IDResolver, Synthetic;
+// SeekListing, AttrLister and JunctionListing for a listing). A frontend
+// finds them once, when it is given the filesystem (AbilitiesOf; a
+// listing's, once per listing), not per request.
 //
 // A Node is what the two sides hand each other. Its ID, Path and Type are
 // read by both; Private is the filesystem's own and travels through the

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/internal/nfstest"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 )
@@ -64,7 +66,48 @@ func TestServeMergeFollow(t *testing.T) {
 	if _, _, err := c.Lookup(root, "b.txt"); err != nil {
 		t.Errorf("an unchanged path after the switch: %v", err)
 	}
+	hiddenDirServed(t, c, root, "after the merge was rebuilt")
 	if strings.Contains(out, "panic") {
 		t.Error(out)
 	}
+}
+
+// hiddenDirServed fails t unless root's export serves .gitnfs/rev, which
+// lists main: the export was built with every layer (internal/stack).
+func hiddenDirServed(t *testing.T, c *nfsclient.Client, root []byte, when string) {
+	t.Helper()
+	ctl, _, err := c.Lookup(root, ".gitnfs")
+	if err != nil {
+		t.Fatalf("LOOKUP .gitnfs %s: %v", when, err)
+	}
+	rev, _, err := c.Lookup(ctl, "rev")
+	if err != nil {
+		t.Fatalf("LOOKUP .gitnfs/rev %s: %v", when, err)
+	}
+	if names, err := c.Names(rev); err != nil || !slices.Contains(names, "main") {
+		t.Errorf(".gitnfs/rev %s lists %v (%v), want main among them", when, names, err)
+	}
+}
+
+// serve --follow moves the export to each new commit with every layer it
+// had: the hidden directory is there after a move too.
+func TestServeFollowKeepsHiddenDir(t *testing.T) {
+	repo := testrepo.Init(t, true)
+	testrepo.Commit(t, repo, map[string]testrepo.File{"a.txt": {Mode: "100644", Data: []byte("a\n")}}, "one")
+	addr, _, out := startGitnfs(t, "serve", "--repo", repo, "--listen", "127.0.0.1:0", "--rev", "main", "--follow", "--poll", "50ms")
+	if addr == "" {
+		t.Fatalf("serve did not start: %s", out)
+	}
+	c, root := nfstest.MountAs(t, addr, 0, 0)
+	hiddenDirServed(t, c, root, "before a move")
+	testrepo.Commit(t, repo, map[string]testrepo.File{"a.txt": {Mode: "100644", Data: []byte("a\n")}, "b.txt": {Mode: "100644", Data: []byte("b\n")}}, "two")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, _, err := c.Lookup(root, "b.txt"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the export did not move to the new commit")
+		}
+	}
+	hiddenDirServed(t, c, root, "after a move")
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/mount"
 	"github.com/gitnfs/gitnfs/internal/overlay"
 	"github.com/gitnfs/gitnfs/internal/revisions"
+	"github.com/gitnfs/gitnfs/internal/stack"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/stats"
@@ -215,10 +216,14 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	// Every other revision, each an export of its own sharing the store's
 	// caches (internal/revisions); their work is counted under their own
 	// export in the census.
+	// Every export's FS is built by layers.Export (internal/stack): the
+	// served one here, after a --follow move or a merge rebuild, and every
+	// revision's.
+	layers := &stack.Stack{Log: log}
 	var revs vfs.Revisions
 	var revSet *revisions.Set
 	if cfg.revisions {
-		revSet = revisions.New(store.NoWait(), revisions.Options{ // served: see fsys above
+		layers, revSet = stack.WithRevisions(store.NoWait(), revisions.Options{ // served: see fsys above
 			FS:    gitfs.Options{UID: cfg.uid, GID: cfg.gid, Inline: inline},
 			Allow: cfg.allow,
 			Stats: func(fsid uint64) *stats.Internal { return &census.Of(stats.RevisionExport(fsid)).Internal },
@@ -229,7 +234,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 			log.Warn("--allow-remote without --revisions: every revision of the repository can be mounted by anyone who reaches the port (limit them with --revisions refs/tags/*, or --revisions none)")
 		}
 	}
-	srv := nfs.NewServer(served, nfs.Options{
+	srv := nfs.NewServer(layers.Export(served), nfs.Options{
 		Revisions:     revs,
 		AllowUIDs:     cfg.allowUIDs,
 		AllowAuthNone: f.allowAuthNone,
@@ -312,11 +317,11 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 			if err := buildMerge(); err != nil {
 				return err
 			}
-			srv.SetFS(mergeView)
+			srv.SetFS(layers.Export(mergeView))
 			return nil
 		}, follow.Options{Poll: f.poll, Log: log, Stats: &census.Internal})
 	case f.follow:
-		go follow.Run(ctx, store, fsys, func(next *gitfs.FS) { srv.SetFS(next) },
+		go follow.Run(ctx, store, fsys, func(next *gitfs.FS) { srv.SetFS(layers.Export(next)) },
 			follow.Options{Rev: f.rev, Poll: f.poll, Log: log, Stats: &census.Internal})
 	}
 	usr1 := make(chan os.Signal, 1)

@@ -206,9 +206,8 @@ func Open(dir string, base vfs.FS, opts Options) (*FS, error) {
 	}
 	f := &FS{base: base, dir: abs, dirfd: dirfd, opts: opts, log: log, fsid: base.Fsid(), rootID: base.Root().ID}
 	f.disk.async = opts.Async
-	f.baseInline, _ = base.(vfs.InlineAttrer)
-	f.baseIDs, _ = base.(vfs.IDResolver)
-	f.baseConflicts, _ = base.(vfs.Conflicter)
+	below := vfs.AbilitiesOf(base)
+	f.baseInline, f.baseIDs, f.baseConflicts = below.Inline, below.IDs, below.Conflicts
 	f.t.inodes = map[uint64]*inode{}
 	if _, err := rand.Read(f.verf[:]); err != nil {
 		unix.Close(dirfd)

@@ -3,8 +3,9 @@
 // .gitnfs/rev/REV of every export. It is the git side of vfs.Revisions:
 // it resolves revision expressions, applies --revisions, lists the refs
 // for .gitnfs/rev, and keeps the open revisions, letting go of those nobody
-// used for a while. The protocol side (handles, the hidden directory, the
-// crossing from one export into another) is nfs's.
+// used for a while. The hidden directory is internal/synthetic's, the
+// protocol side (handles, the crossing from one export into another)
+// nfs's.
 //
 // One object store and one set of caches serve them all: every revision's
 // listings, sizes and blobs live in the tree.Store the server opened, keyed
@@ -40,6 +41,9 @@ import (
 type Options struct {
 	// FS is how each revision is served: owner, inline rule.
 	FS gitfs.Options
+	// Export builds the FS a revision's export serves over its tree (the
+	// layers every export has: stack.Stack.Export); nil serves the tree.
+	Export func(vfs.FS) vfs.FS
 	// Allow limits which revisions may be served (--revisions); nil
 	// allows every one.
 	Allow *Filter
@@ -92,7 +96,7 @@ type Set struct {
 }
 
 type entry struct {
-	fs   *gitfs.FS
+	fs   vfs.FS // what Export made of the revision's gitfs.FS
 	id   plumbing.Hash
 	used atomic.Int64 // unix nanoseconds of the last use
 }
@@ -226,7 +230,11 @@ func (s *Set) get(fsid uint64, snap *tree.Snapshot) *entry {
 		if s.opts.Stats != nil {
 			store = store.WithStats(s.opts.Stats(fsid))
 		}
-		e = &entry{fs: gitfs.NewRevision(store, snap, s.opts.FS), id: gitfs.RevisionObject(snap)}
+		var fs vfs.FS = gitfs.NewRevision(store, snap, s.opts.FS)
+		if s.opts.Export != nil {
+			fs = s.opts.Export(fs)
+		}
+		e = &entry{fs: fs, id: gitfs.RevisionObject(snap)}
 		s.open[fsid] = e
 	}
 	e.used.Store(now)
