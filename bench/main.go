@@ -15,7 +15,9 @@
 // 8 concurrent readers of big delta blobs against one (bench/memory.go); 9
 // twenty revisions of RIOT-OS mounted and walked through one server against
 // one server each: peak RSS, CPU, and MOUNT to first READDIRPLUS of a
-// revision not seen yet (bench/revisions.go). Row 1 (the kernel
+// revision not seen yet (bench/revisions.go); 12 peak RSS walking a
+// 1.1M-entry tree whole at two --cache-size values (bench/bigmemory.go,
+// the tree from bench/internal/bigtree). Row 1 (the kernel
 // client's RPC census against stock go-nfs) comes from `make e2e`; -kernel
 // includes its report.
 //
@@ -100,7 +102,7 @@ func run() error {
 	steps := []struct {
 		row string
 		fn  func(work, bin string) (section, figure, error)
-	}{{"2", rowCPU}, {"3", rowStart}, {"4", rowRead}, {"5", rowRSS}, {"6", rowPipeline}, {"7", rowColdWalk}, {"8", rowMemory}, {"9", rowRevisions}}
+	}{{"2", rowCPU}, {"3", rowStart}, {"4", rowRead}, {"5", rowRSS}, {"6", rowPipeline}, {"7", rowColdWalk}, {"8", rowMemory}, {"9", rowRevisions}, {"12", rowBigMemory}}
 	for _, s := range steps {
 		if !want[s.row] {
 			continue
