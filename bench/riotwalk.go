@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,8 +77,30 @@ func callWalk(c *nfsclient.Client, root []byte, keep bool) (sizes map[string]str
 // walkPair is what one fresh server gave: the server CPU of a cold walk
 // (nothing cached) and of a second, warm walk on the same server.
 type walkPair struct {
-	cold, warm     time.Duration
-	entries, calls int
+	cold, warm             time.Duration
+	coldSwitch, warmSwitch int // context switches of the server's threads
+	entries, calls         int
+}
+
+// contextSwitches is the sum of the voluntary and involuntary context
+// switches of pid's threads (/proc/PID/task/*/status).
+func contextSwitches(pid int) int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	n := 0
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // a thread that just ended
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if ok && (k == "voluntary_ctxt_switches" || k == "nonvoluntary_ctxt_switches") {
+				c, _ := strconv.Atoi(strings.TrimSpace(v))
+				n += c
+			}
+		}
+	}
+	return n
 }
 
 // coldWarmWalk starts a fresh server on repo, walks it twice one call at a
@@ -96,18 +120,18 @@ func coldWarmWalk(bin, repo string, want map[string]string, symlinks map[string]
 	}
 	defer c.Close()
 	pid := s.cmd.Process.Pid
-	cpu0 := schedCPU(pid)
+	cpu0, sw0 := schedCPU(pid), contextSwitches(pid)
 	got, entries, calls, err := callWalk(c, root, want != nil)
 	if err != nil {
 		return r, err
 	}
-	cpu1 := schedCPU(pid)
+	cpu1, sw1 := schedCPU(pid), contextSwitches(pid)
 	if _, entries2, calls2, err := callWalk(c, root, false); err != nil {
 		return r, err
 	} else if entries2 != entries || calls2 != calls {
 		return r, fmt.Errorf("the warm walk listed %d entries in %d calls, the cold one %d in %d", entries2, calls2, entries, calls)
 	}
-	cpu2 := schedCPU(pid)
+	cpu2, sw2 := schedCPU(pid), contextSwitches(pid)
 	if want != nil {
 		if len(got) != len(want) {
 			return r, fmt.Errorf("the walk listed %d paths, git ls-tree %d", len(got), len(want))
@@ -118,7 +142,7 @@ func coldWarmWalk(bin, repo string, want map[string]string, symlinks map[string]
 			}
 		}
 	}
-	return walkPair{cold: cpu1 - cpu0, warm: cpu2 - cpu1, entries: entries, calls: calls}, nil
+	return walkPair{cold: cpu1 - cpu0, warm: cpu2 - cpu1, coldSwitch: sw1 - sw0, warmSwitch: sw2 - sw1, entries: entries, calls: calls}, nil
 }
 
 // floorCalls is the CPU bench/floor (its own process, -coalesce=false: the
@@ -180,6 +204,7 @@ func rowRiotWalk(work, bin string) (section, figure, error) {
 	}
 
 	var coldUs, warmUs, floorUs, gitUs, warmFloor, sideGit, coldEntryNs, warmCallUs, sideEntryNs []float64
+	var coldSw, warmSw []float64
 	var calls, entries int
 	for i := 0; i < max(*riotRounds, 1); i++ {
 		r, err := coldWarmWalk(bin, repo, want, symlinks)
@@ -205,6 +230,8 @@ func rowRiotWalk(work, bin string) (section, figure, error) {
 		coldEntryNs = append(coldEntryNs, float64(r.cold)/float64(r.entries))
 		sideEntryNs = append(sideEntryNs, float64(side)/float64(r.entries))
 		warmCallUs = append(warmCallUs, us(r.warm)/float64(r.calls))
+		coldSw = append(coldSw, float64(r.coldSwitch)/float64(r.calls))
+		warmSw = append(warmSw, float64(r.warmSwitch)/float64(r.calls))
 		fmt.Fprintf(os.Stderr, "bench: row 11 round %d: cold %v warm %v floor %v git %v\n", i, r.cold, r.warm, f, g)
 	}
 	verdict := func(v, goal float64) string {
@@ -233,6 +260,7 @@ func rowRiotWalk(work, bin string) (section, figure, error) {
 	row("`git ls-tree -r -t -l HEAD`, CPU", gitUs)
 	fmt.Fprintf(&b, "\n- **warm / floor = %.2fx** (goal: at most 1.25x, %s)\n- **(cold − warm) / git ls-tree = %.2fx** (goal: at most 1.0x, %s)\n",
 		wf, verdict(wf, 1.25), sg, verdict(sg, 1.0))
+	fmt.Fprintf(&b, "\nContext switches of the server's threads a call (/proc/PID/task/*/status): cold %.1f, warm %.1f.\n", median(coldSw), median(warmSw))
 	fmt.Fprintf(&b, "\nRounds: warm / floor %s; (cold − warm) / git %s.\n", fmtRatios(warmFloor), fmtRatios(sideGit))
 
 	if *riotBig {
