@@ -31,15 +31,16 @@ const (
 	// is what one fault may map.
 	windowShift = 17
 	// sweepBytesDefault bounds the windows noted between two sweeps: a
-	// part of the 64 MiB that --cache-size leaves above the caches.
-	sweepBytesDefault = 32 << 20
+	// quarter of the 64 MiB that --cache-size leaves above the caches.
+	sweepBytesDefault = 16 << 20
 )
 
-// sweepBytes is sweepBytesDefault (a test lowers it). On a cold RIOT
-// walk (3,870 trees, 16k blobs sized, 2 shared cores) the git side's CPU
-// with 32 MiB was the same as with no sweep at all (medians of 9 fresh
-// stores: 115-117 ms against 99-117), with 8 MiB 128-140 ms, and with a
-// madvise per object 281-314 ms.
+// sweepBytes is sweepBytesDefault (a test lowers it). The trees of a cold
+// RIOT walk (3,828 of them, in process, 16k blobs sized beside) touch 201
+// windows (25 MiB). The git side's CPU of that walk, medians of 9 fresh
+// stores on 2 shared cores: a madvise per object 281-336 ms; sweeps at
+// 32 MiB (none in the walk) 134-143 ms, at 16 MiB (one) 137-141, at 8 MiB
+// 142-169.
 var sweepBytes int64 = sweepBytesDefault
 
 // residentWindows is a bitmap of the pack's windows touched since the
