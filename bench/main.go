@@ -15,7 +15,13 @@
 // 8 concurrent readers of big delta blobs against one (bench/memory.go); 9
 // twenty revisions of RIOT-OS mounted and walked through one server against
 // one server each: peak RSS, CPU, and MOUNT to first READDIRPLUS of a
-// revision not seen yet (bench/revisions.go); 13 the RPC census of the model
+// revision not seen yet (bench/revisions.go); 11 RIOT-OS walked one
+// READDIRPLUS at a time, warm against the floor program answering as many
+// calls and cold minus warm against `git ls-tree -r -t -l`, and the
+// 1.1M-entry tree's cost per call and per entry against RIOT's
+// (bench/riotwalk.go, -riot PATH); 12 peak RSS walking a
+// 1.1M-entry tree whole at two --cache-size values (bench/bigmemory.go,
+// the tree from bench/internal/bigtree); 13 the RPC census of the model
 // of Apple's NFSv3 client (internal/macmodel: a model from the source, not
 // a run on macOS) beside the seed document's macOS census, and a
 // 100k-entry directory at 32 KiB against 1 MiB sizes (bench/macmodel.go); 14
@@ -105,7 +111,7 @@ func run() error {
 	steps := []struct {
 		row string
 		fn  func(work, bin string) (section, figure, error)
-	}{{"2", rowCPU}, {"3", rowStart}, {"4", rowRead}, {"5", rowRSS}, {"6", rowPipeline}, {"7", rowColdWalk}, {"8", rowMemory}, {"9", rowRevisions}, {"13", rowMacModel}, {"14", rowIndex}}
+	}{{"2", rowCPU}, {"3", rowStart}, {"4", rowRead}, {"5", rowRSS}, {"6", rowPipeline}, {"7", rowColdWalk}, {"8", rowMemory}, {"9", rowRevisions}, {"11", rowRiotWalk}, {"12", rowBigMemory}, {"13", rowMacModel}, {"14", rowIndex}}
 	for _, s := range steps {
 		if !want[s.row] {
 			continue

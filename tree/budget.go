@@ -42,13 +42,52 @@ func SplitBudget(total int64) Budget {
 // Total is what the shares add up to.
 func (b Budget) Total() int64 { return b.Blobs + b.Trees + b.DeltaBases + b.Streams + b.GoGit }
 
-// listingCost is a decoded tree's memory: its entries, their names (one
-// shared buffer), the blob sizes it may come to hold (Store.BlobSizes) and
-// the slice and struct headers around them.
+// listingCost is a decoded tree's memory as the Go heap holds it, not as
+// its fields add up: what the runtime allocated (size classes round up by
+// up to an eighth), the slack append leaves in the entries array, the blob
+// sizes it may come to hold (Store.BlobSizes: the array and the slice header
+// its pointer holds) and its slot in the listing cache (the LRU item and
+// its map entry). Counting fields alone charged a 10-entry directory 560
+// bytes where the heap held 1,034 (TestListingCostCoversTheHeap): on a tree
+// of 100,000 such directories the 64 MiB share held 104 MB.
 func listingCost(l *Listing) int64 {
-	cost := int64(unsafe.Sizeof(Listing{})) + int64(cap(l.Entries))*int64(unsafe.Sizeof(Entry{})+8)
+	n := int64(len(l.Entries))
+	var names int64
 	for _, e := range l.Entries {
-		cost += int64(len(e.Name))
+		names += int64(len(e.Name))
 	}
-	return cost
+	// parseTree sizes the array from the raw tree (an entry is at least
+	// 28 bytes there beside its name: mode, space, NUL and id), and append
+	// grows what is short by at most 2x below 256 entries and 1.25x (plus
+	// 192) above (runtime.nextslicecap): either bound may be the one met.
+	grown := 2 * n
+	if n > 256 {
+		grown = n + (n+3*256)/4
+	}
+	capBound := max(grown, (28*n+names)/40+1)
+	entries := heapAlloc(capBound * int64(unsafe.Sizeof(Entry{})))
+	sizes := heapAlloc(8*n) + heapAlloc(int64(unsafe.Sizeof([]int64{})))
+	return heapAlloc(int64(unsafe.Sizeof(Listing{}))) + entries + heapAlloc(names) + sizes + lruSlotCost
+}
+
+// lruSlotCost is what a cache keeps per item beside the value: the list
+// item (key, value, cost, two links: 56 bytes in a 64-byte class) and its
+// map entry (key and pointer, with the map's empty slots and growth).
+const lruSlotCost = 64 + 64
+
+// heapAlloc is n bytes as the Go allocator hands them out: rounded up to
+// a size class, which wastes at most an eighth above 128 bytes and at
+// most 16 bytes below (runtime/sizeclasses.go), or to whole pages above
+// 32 KiB.
+func heapAlloc(n int64) int64 {
+	switch {
+	case n == 0:
+		return 0
+	case n <= 128:
+		return (n + 15) &^ 15
+	case n <= 32<<10:
+		return n + n/8
+	default:
+		return (n + 8191) &^ 8191
+	}
 }

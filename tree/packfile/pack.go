@@ -26,6 +26,8 @@ type pack struct {
 	// end is where the trailing checksum starts: no object byte lies past it.
 	end   uint64
 	unmap func() error
+	// mapped is what reads may have left resident (resident.go).
+	mapped residentWindows
 }
 
 func newPack(idxName string, idxData []byte, packName string, packData []byte) (*pack, error) {
@@ -51,7 +53,9 @@ func newPack(idxName string, idxData []byte, packName string, packData []byte) (
 	if !bytes.Equal(packData[end:], idx.packCheck) {
 		return nil, fmt.Errorf("pack %s does not match its index %s (the checksums differ)", packName, idxName)
 	}
-	return &pack{idx: idx, name: packName, data: packData, end: uint64(end)}, nil
+	pk := &pack{idx: idx, name: packName, data: packData, end: uint64(end)}
+	pk.mapped.init(packData)
+	return pk, nil
 }
 
 // The two delta types of a pack object header (git's OBJ_OFS_DELTA and
