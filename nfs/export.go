@@ -12,13 +12,14 @@ import (
 type export struct {
 	fs        vfs.FS
 	fsid      uint64
-	rootID    uint64           // the root's fileid, a path's counts from it: vfs.RootID but in a revision
-	revision  bool             // a revision export: its handles have formats of their own
-	writable  vfs.Writable     // nil: every change is NFS3ERR_ROFS
-	statfs    vfs.StatFSer     // FSSTAT's numbers, on a writable export
-	inline    vfs.InlineAttrer // nil: READDIRPLUS inlines no attributes
-	conflicts vfs.Conflicter   // nil: nothing is conflicted
-	ids       vfs.IDResolver   // nil: a handle without a path is stale
+	rootID    uint64            // the root's fileid, a path's counts from it: vfs.RootID but in a revision
+	revision  bool              // a revision export: its handles have formats of their own
+	writable  vfs.Writable      // nil: every change is NFS3ERR_ROFS
+	statfs    vfs.StatFSer      // FSSTAT's numbers, on a writable export
+	inline    vfs.InlineAttrer  // nil: READDIRPLUS inlines no attributes
+	conflicts vfs.Conflicter    // nil: nothing is conflicted
+	ids       vfs.IDResolver    // nil: a handle without a path is stale
+	atHand    vfs.ListingAtHand // nil: every listing may wait
 
 	// hidden serves this export's hidden directory (vfs.ControlDir); nil
 	// when the server serves no revisions. On that export, control is the
@@ -36,6 +37,7 @@ func newExport(fs vfs.FS) *export {
 	x.inline, _ = fs.(vfs.InlineAttrer)
 	x.conflicts, _ = fs.(vfs.Conflicter)
 	x.ids, _ = fs.(vfs.IDResolver)
+	x.atHand, _ = fs.(vfs.ListingAtHand)
 	return x
 }
 
