@@ -35,9 +35,10 @@ const (
 	smallGoalSwitches = 2.0
 )
 
-// smallRepo makes row 10's tree: README.md in the root and a directory dN
-// of N entries for each of smallDirs, every fifth entry a subdirectory of
-// one file (its nlink is its listing's), the others files of a few sizes.
+// smallRepo makes row 10's tree, packed: README.md in the root and a
+// directory dN of N entries for each of smallDirs, every fifth entry a
+// subdirectory of one file (its nlink is its listing's), the others files
+// of a few sizes.
 func smallRepo(work string) (string, error) {
 	repo := filepath.Join(work, "small")
 	if _, err := os.Stat(repo); err == nil { // made by an earlier call (-against)
@@ -76,7 +77,12 @@ func smallRepo(work string) (string, error) {
 	if _, err := git(repo, &b, "fast-import", "--quiet", "--done"); err != nil {
 		return "", err
 	}
-	_, err := git(repo, nil, "symbolic-ref", "HEAD", "refs/heads/main")
+	if _, err := git(repo, nil, "symbolic-ref", "HEAD", "refs/heads/main"); err != nil {
+		return "", err
+	}
+	// Packed, as a real repository's objects are (fast-import leaves so
+	// few loose): sizes come from the pack, read together.
+	_, err := git(repo, nil, "repack", "-a", "-d", "-q")
 	return repo, err
 }
 
