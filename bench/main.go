@@ -23,8 +23,9 @@
 //
 // -against REV also builds gitnfs at REV and measures every row for it in
 // the same run, right after the working tree's build, adding one line per
-// row with both key figures and their ratio: how a change is shown to keep
-// performance (a refactor is judged against the commit before it).
+// row with both key figures and their ratio, and the whole row as measured
+// at REV below it: how a change is shown to keep performance (a refactor
+// is judged against the commit before it).
 package main
 
 import (
@@ -114,7 +115,7 @@ func run() error {
 		}
 		if baseBin != "" {
 			fmt.Fprintf(os.Stderr, "bench: row %s at %s...\n", s.row, *against)
-			if _, baseFig, err := s.fn(work, baseBin); err != nil {
+			if baseSec, baseFig, err := s.fn(work, baseBin); err != nil {
 				// An older gitnfs may lack what the row measures (row 9's
 				// REV: mounts): the row stands, its comparison says why not.
 				fmt.Fprintf(os.Stderr, "bench: row %s at %s: %v\n", s.row, *against, err)
@@ -122,6 +123,9 @@ func run() error {
 			} else {
 				sec.body += fmt.Sprintf("\nAgainst %s (`go run ./bench -rows %s -against %s`, same run): %s %s here, %s there: **%.2fx** (lower is better).\n",
 					*against, s.row, *against, fig.name, fig.format(fig.value), fig.format(baseFig.value), fig.value/baseFig.value)
+				// The whole row at REV too: a row has more figures than its
+				// key one (row 8's GETATTR p99 beside its peak RSS).
+				sec.body += fmt.Sprintf("\n<details><summary>The row at %s, same run</summary>\n\n%s\n</details>\n", *against, baseSec.body)
 			}
 		}
 		fmt.Fprintf(os.Stderr, "%s\n%s\n", sec.title, sec.body)
