@@ -60,7 +60,8 @@ type Info struct {
 	// wait on I/O for long (READ, READLINK, READDIR and READDIRPLUS, whose
 	// listing may be a big tree not decoded yet, FSSTAT's statfs, every
 	// write, COMMIT) is not Cheap: it runs on its own goroutine, so that one
-	// slow call never holds up the connection. A Cheap reply is small: it is
+	// slow call never holds up the connection (READDIRPLUS unless AtHand
+	// finds it small and in memory). A Cheap reply is small: it is
 	// not charged to the reply budget.
 	Cheap bool
 	// AtHand: not Cheap, but answered on the reading goroutine too when its
