@@ -15,7 +15,9 @@
 // 8 concurrent readers of big delta blobs against one (bench/memory.go); 9
 // twenty revisions of RIOT-OS mounted and walked through one server against
 // one server each: peak RSS, CPU, and MOUNT to first READDIRPLUS of a
-// revision not seen yet (bench/revisions.go); 11 RIOT-OS walked one
+// revision not seen yet (bench/revisions.go); 10 server CPU and context
+// switches per READDIRPLUS of a small cached directory against a GETATTR,
+// one call at a time, and a warm RIOT-OS walk (bench/smallcalls.go); 11 RIOT-OS walked one
 // READDIRPLUS at a time, warm against the floor program answering as many
 // calls and cold minus warm against `git ls-tree -r -t -l`, and the
 // 1.1M-entry tree's cost per call and per entry against RIOT's
@@ -32,8 +34,9 @@
 //
 // -against REV also builds gitnfs at REV and measures every row for it in
 // the same run, right after the working tree's build, adding one line per
-// row with both key figures and their ratio: how a change is shown to keep
-// performance (a refactor is judged against the commit before it).
+// row with both key figures and their ratio, and the whole row as measured
+// at REV below it: how a change is shown to keep performance (a refactor
+// is judged against the commit before it).
 package main
 
 import (
@@ -59,7 +62,7 @@ import (
 
 var (
 	outFile = flag.String("out", "BENCHMARKS.md", "where to write the table")
-	rowsArg = flag.String("rows", "2,3,4,5,6,7,8,9,13,14", "which rows to measure")
+	rowsArg = flag.String("rows", "2,3,4,5,6,7,8,9,10,13,14", "which rows to measure")
 	kernel  = flag.String("kernel", "", "row 1: the kernel-client census (from make e2e) to include; a .md file is included as is")
 	entries = flag.Int("entries", 100000, "row 5: entries in the generated tree")
 	blobMiB = flag.Int("blob-mib", 256, "row 4: blob size in MiB (the doubling check uses twice this)")
@@ -111,7 +114,7 @@ func run() error {
 	steps := []struct {
 		row string
 		fn  func(work, bin string) (section, figure, error)
-	}{{"2", rowCPU}, {"3", rowStart}, {"4", rowRead}, {"5", rowRSS}, {"6", rowPipeline}, {"7", rowColdWalk}, {"8", rowMemory}, {"9", rowRevisions}, {"11", rowRiotWalk}, {"12", rowBigMemory}, {"13", rowMacModel}, {"14", rowIndex}}
+	}{{"2", rowCPU}, {"3", rowStart}, {"4", rowRead}, {"5", rowRSS}, {"6", rowPipeline}, {"7", rowColdWalk}, {"8", rowMemory}, {"9", rowRevisions}, {"10", rowSmallCalls}, {"11", rowRiotWalk}, {"12", rowBigMemory}, {"13", rowMacModel}, {"14", rowIndex}}
 	for _, s := range steps {
 		if !want[s.row] {
 			continue
@@ -123,7 +126,7 @@ func run() error {
 		}
 		if baseBin != "" {
 			fmt.Fprintf(os.Stderr, "bench: row %s at %s...\n", s.row, *against)
-			if _, baseFig, err := s.fn(work, baseBin); err != nil {
+			if baseSec, baseFig, err := s.fn(work, baseBin); err != nil {
 				// An older gitnfs may lack what the row measures (row 9's
 				// REV: mounts): the row stands, its comparison says why not.
 				fmt.Fprintf(os.Stderr, "bench: row %s at %s: %v\n", s.row, *against, err)
@@ -131,6 +134,9 @@ func run() error {
 			} else {
 				sec.body += fmt.Sprintf("\nAgainst %s (`go run ./bench -rows %s -against %s`, same run): %s %s here, %s there: **%.2fx** (lower is better).\n",
 					*against, s.row, *against, fig.name, fig.format(fig.value), fig.format(baseFig.value), fig.value/baseFig.value)
+				// The whole row at REV too: a row has more figures than its
+				// key one (row 8's GETATTR p99 beside its peak RSS).
+				sec.body += fmt.Sprintf("\n<details><summary>The row at %s, same run</summary>\n\n%s\n</details>\n", *against, baseSec.body)
 			}
 		}
 		fmt.Fprintf(os.Stderr, "%s\n%s\n", sec.title, sec.body)

@@ -1,9 +1,9 @@
 package nfs
 
 // One client connection: the reader that takes records off the wire and
-// answers the Cheap calls itself, coalescing their replies into one write,
-// and the writer that puts the other calls' replies back in the order they
-// finish.
+// answers the Cheap calls itself (and the AtHand ones whose data is in
+// memory: proc.Info), coalescing their replies into one write, and the
+// writer that puts the other calls' replies back in the order they finish.
 
 import (
 	"bufio"

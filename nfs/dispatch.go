@@ -43,7 +43,7 @@ func (c *conn) dispatch(rec []byte) (reusable bool) {
 				putBuf(rec)
 				return false
 			}
-			if proc.Table[cl.proc].Cheap {
+			if info := &proc.Table[cl.proc]; info.Cheap || info.AtHand {
 				c.serveInline(p, rec, start)
 				return true
 			}
@@ -55,15 +55,28 @@ func (c *conn) dispatch(rec []byte) (reusable bool) {
 	return false
 }
 
-// serveInline answers the Cheap call in c.inline on the reading goroutine,
-// appending its reply to c.batch: no hand-off, no allocation.
+// statusHandOff is what a handler running on the reading goroutine
+// (view.onReader) answers when the call would have to wait: it has encoded
+// and counted nothing, and the call is handed to its own goroutine. Never
+// a status on the wire or in the census (it sits below the census's RPC
+// outcomes, above any NFS or MOUNT status).
+const statusHandOff uint32 = 0xFFFF_FE00
+
+// serveInline answers the Cheap or AtHand call in c.inline on the reading
+// goroutine, appending its reply to c.batch: no hand-off, no allocation.
+// A call that would wait there is handed off (pending.go).
 func (c *conn) serveInline(p procFunc, rec []byte, start time.Time) {
 	r := &c.inline
 	at := len(c.batch)
-	status := c.runOn(p, r, c.batch, c.s.current.Load())
-	if r.view.pending != nil && c.s.opts.FetchWait > 0 && retryable(r.call.proc, status) {
-		// It needs data being fetched: it waits on its own goroutine,
-		// never on this one (pending.go).
+	r.e.b = appendAcceptedHeader(c.batch, r.call.xid, acceptSuccess)
+	r.d = decoder{b: r.call.args}
+	x := c.s.current.Load()
+	r.view = view{Server: c.s, export: x, served: x, onReader: true}
+	status := c.run(p, r)
+	if status == statusHandOff || r.view.pending != nil && c.s.opts.FetchWait > 0 && retryable(r.call.proc, status) {
+		// It would wait (for a listing not in memory, or for data being
+		// fetched): it does so on its own goroutine, never on this one
+		// (pending.go).
 		c.batch = r.e.b[:at]
 		r.e.b, r.d.b, r.call.args, r.view = nil, nil, nil, view{}
 		c.handOff(p, rec, start)

@@ -20,6 +20,7 @@ type export struct {
 	conflicts vfs.Conflicter   // nil: nothing is conflicted
 	ids       vfs.IDResolver   // nil: a handle without a path is stale
 	synthetic vfs.Synthetic    // nil: no synthetic entries, no junctions
+	atHand    vfs.ListingAtHand // nil: every listing may wait
 	// stats is its share of the census (nil: not counted).
 	stats *stats.Export
 }
@@ -27,7 +28,7 @@ type export struct {
 func newExport(fs vfs.FS) *export {
 	a := vfs.AbilitiesOf(fs)
 	return &export{fs: fs, fsid: fs.Fsid(), rootID: vfs.RootID,
-		writable: a.Writable, statfs: a.StatFS, inline: a.Inline, conflicts: a.Conflicts, ids: a.IDs, synthetic: a.Synthetic}
+		writable: a.Writable, statfs: a.StatFS, inline: a.Inline, conflicts: a.Conflicts, ids: a.IDs, synthetic: a.Synthetic, atHand: a.AtHand}
 }
 
 // inlineAttr is the attributes READDIRPLUS inlines for n, if any.

@@ -343,7 +343,8 @@ func testConn(s *Server) (*conn, func()) {
 }
 
 // nextReply waits for the one reply of a call: in the batch if the call
-// was Cheap (answered inline), else from the writer's queues.
+// was answered inline (Cheap, or AtHand and at hand), else from the
+// writer's queues.
 func nextReply(t *testing.T, c *conn) []byte {
 	t.Helper()
 	if len(c.batch) > 0 {

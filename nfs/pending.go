@@ -20,9 +20,10 @@ package nfs
 // and any fetch shorter than that saves the pause and the retry. JUKEBOX
 // is left to what it exists for, a fetch that takes longer (a big blob, a
 // slow link), and to a connection with too many requests waiting already.
-// Waiting never happens on the goroutine that reads the connection: a
-// Cheap call (GETATTR, LOOKUP, ACCESS) that meets a Pending is handed to
-// its own goroutine first, so calls for local data keep flowing. At most
+// Waiting never happens on the goroutine that reads the connection: a call
+// answered there (a Cheap one, GETATTR, LOOKUP, ACCESS, or an AtHand one,
+// READDIRPLUS) that meets a Pending is handed to its own goroutine first,
+// so calls for local data keep flowing. At most
 // half of a connection's MaxInFlight slots wait at once; beyond that the
 // answer is JUKEBOX at once, so fetches never take every slot.
 
@@ -96,8 +97,10 @@ func (c *conn) rerunWhenReady(p procFunc, r *request, status uint32) uint32 {
 	return status
 }
 
-// handOff gives a Cheap call that met a Pending to its own goroutine, with
-// its own copy of the record (the reading goroutine reuses rec).
+// handOff gives a call that would wait on the reading goroutine (a Cheap
+// call that met a Pending, an AtHand call whose data is not in memory) to
+// its own goroutine, with its own copy of the record (the reading
+// goroutine reuses rec).
 func (c *conn) handOff(p procFunc, rec []byte, start time.Time) {
 	own := append(getBuf(), rec...)
 	cl, err := parseCall(own)

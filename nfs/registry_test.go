@@ -57,7 +57,9 @@ func TestRegistryServesEveryProcedure(t *testing.T) {
 // TestCheapProceduresNeverWaitOnTheBudgetOrWrite guards what answering a
 // call on the reading goroutine relies on: a Cheap procedure never writes
 // and is never charged to the reply budget (its reply is small), since
-// waiting there would stall the whole connection.
+// waiting there would stall the whole connection. An AtHand procedure
+// (answered there only when its handler finds all it needs in memory)
+// never writes either.
 func TestCheapProceduresNeverWaitOnTheBudgetOrWrite(t *testing.T) {
 	var fh encoder
 	fh.uint32(17)
@@ -70,6 +72,9 @@ func TestCheapProceduresNeverWaitOnTheBudgetOrWrite(t *testing.T) {
 	}
 	cheap := 0
 	for n, info := range proc.Table {
+		if info.AtHand && info.Write {
+			t.Errorf("%s is AtHand and writes", info.Name)
+		}
 		if !info.Cheap {
 			continue
 		}
@@ -86,5 +91,8 @@ func TestCheapProceduresNeverWaitOnTheBudgetOrWrite(t *testing.T) {
 	}
 	if proc.Table[proc.Read].Cheap || proc.Table[proc.Readdirplus].Cheap || proc.Table[proc.Commit].Cheap {
 		t.Errorf("READ, READDIRPLUS and COMMIT may block: they must not be Cheap")
+	}
+	if !proc.Table[proc.Readdirplus].AtHand || proc.Table[proc.Read].AtHand {
+		t.Errorf("READDIRPLUS must be AtHand (a walk's small directories are answered on the reader), READ never")
 	}
 }

@@ -181,6 +181,10 @@ type view struct {
 	// pending is what the request met that is still being fetched
 	// (pending.go), if anything.
 	pending vfs.Pending
+	// onReader: the request runs on its connection's reading goroutine.
+	// A proc.Table AtHand handler then answers only from what is in
+	// memory, and statusHandOff when it would have to wait.
+	onReader bool
 }
 
 func (s *Server) view() *view { return s.viewOf(s.current.Load()) }

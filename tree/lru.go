@@ -44,6 +44,14 @@ func (c *lru[V]) get(k plumbing.Hash) (V, bool) {
 	return it.val, true
 }
 
+// has reports whether k is cached, leaving the order as it is.
+func (c *lru[V]) has(k plumbing.Hash) bool {
+	c.mu.Lock()
+	_, ok := c.items[k]
+	c.mu.Unlock()
+	return ok
+}
+
 // put stores v unless k is already present. The newest item always stays,
 // even alone over budget: a directory bigger than the whole cache must
 // still be served from memory between two READDIR calls.
@@ -92,6 +100,7 @@ func newShardedLRU[V any](max int64) *shardedLRU[V] {
 func (s *shardedLRU[V]) shard(k plumbing.Hash) *lru[V] { return s.shards[k[0]%16] }
 
 func (s *shardedLRU[V]) get(k plumbing.Hash) (V, bool) { return s.shard(k).get(k) }
+func (s *shardedLRU[V]) has(k plumbing.Hash) bool      { return s.shard(k).has(k) }
 
 func (s *shardedLRU[V]) put(k plumbing.Hash, v V, cost int64) { s.shard(k).put(k, v, cost) }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -19,9 +20,17 @@ import (
 type virtualObjects struct {
 	blobs sync.Map // plumbing.Hash -> []byte
 	trees sync.Map // plumbing.Hash -> *Listing
+	// anyBlobs and anyTrees: whether a Put ever happened. Only the merge
+	// engine makes virtual objects, and every listing, size and read asks
+	// here first: without them, the question costs an atomic load instead
+	// of a sync.Map lookup (9% of a warm READDIRPLUS of 5 entries).
+	anyBlobs, anyTrees atomic.Bool
 }
 
 func (v *virtualObjects) blob(h plumbing.Hash) ([]byte, bool) {
+	if !v.anyBlobs.Load() {
+		return nil, false
+	}
 	b, ok := v.blobs.Load(h)
 	if !ok {
 		return nil, false
@@ -30,6 +39,9 @@ func (v *virtualObjects) blob(h plumbing.Hash) ([]byte, bool) {
 }
 
 func (v *virtualObjects) tree(h plumbing.Hash) (*Listing, bool) {
+	if !v.anyTrees.Load() {
+		return nil, false
+	}
 	l, ok := v.trees.Load(h)
 	if !ok {
 		return nil, false
@@ -40,6 +52,7 @@ func (v *virtualObjects) tree(h plumbing.Hash) (*Listing, bool) {
 // PutBlob keeps data in memory as a blob and returns its id.
 func (s *Store) PutBlob(data []byte) plumbing.Hash {
 	h := plumbing.ComputeHash(plumbing.BlobObject, data)
+	s.virtual.anyBlobs.Store(true) // before: a reader that sees the object sees the flag
 	s.virtual.blobs.LoadOrStore(h, data)
 	return h
 }
@@ -59,6 +72,7 @@ func (s *Store) PutTree(entries []Entry) (plumbing.Hash, error) {
 		}
 	}
 	h := plumbing.ComputeHash(plumbing.TreeObject, data)
+	s.virtual.anyTrees.Store(true) // before: a reader that sees the object sees the flag
 	s.virtual.trees.LoadOrStore(h, l)
 	return h, nil
 }

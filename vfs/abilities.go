@@ -13,12 +13,13 @@ package vfs
 // later by not knowing it.
 type Abilities struct {
 	FS        FS
-	Writable  Writable     // nil: every change is refused (read-only)
-	StatFS    StatFSer     // nil: no room to report
-	Inline    InlineAttrer // nil: a listing carries no attributes
-	Conflicts Conflicter   // nil: nothing is conflicted
-	IDs       IDResolver   // nil: a handle without a path is stale
-	Synthetic Synthetic    // nil: no synthetic entries, no junctions
+	Writable  Writable      // nil: every change is refused (read-only)
+	StatFS    StatFSer      // nil: no room to report
+	Inline    InlineAttrer  // nil: a listing carries no attributes
+	Conflicts Conflicter    // nil: nothing is conflicted
+	IDs       IDResolver    // nil: a handle without a path is stale
+	Synthetic Synthetic     // nil: no synthetic entries, no junctions
+	AtHand    ListingAtHand // nil: every listing may wait
 }
 
 // Decorator is implemented by an FS layered over another: its abilities
@@ -41,5 +42,6 @@ func AbilitiesOf(fs FS) Abilities {
 	a.Conflicts, _ = fs.(Conflicter)
 	a.IDs, _ = fs.(IDResolver)
 	a.Synthetic, _ = fs.(Synthetic)
+	a.AtHand, _ = fs.(ListingAtHand)
 	return a
 }

@@ -17,6 +17,7 @@ type everything struct {
 	vfs.Conflicter
 	vfs.IDResolver
 	vfs.Synthetic
+	vfs.ListingAtHand
 }
 
 // nothing has none.

@@ -6,10 +6,10 @@
 // The shape follows go-fuse's fs package and Buildbarn's virtual filesystem:
 // FS is the small set of methods every filesystem must answer, and each
 // further ability is a small interface a filesystem implements only if it
-// can (Writable, StatFSer, InlineAttrer, Conflicter, IDResolver, Synthetic;
-// SeekListing, AttrLister and JunctionListing for a listing). A frontend
-// finds them once, when it is given the filesystem (AbilitiesOf; a
-// listing's, once per listing), not per request.
+// can (Writable, StatFSer, InlineAttrer, Conflicter, IDResolver, Synthetic,
+// ListingAtHand; SeekListing, AttrLister and JunctionListing for a listing).
+// A frontend finds them once, when it is given the filesystem (AbilitiesOf;
+// a listing's, once per listing), not per request.
 //
 // A Node is what the two sides hand each other. Its ID, Path and Type are
 // read by both; Private is the filesystem's own and travels through the
@@ -194,6 +194,17 @@ type InlineAttrer interface {
 type AttrLister interface {
 	Listing
 	InlineAttr(i int) (a Attr, ok bool, err error)
+}
+
+// ListingAtHand is implemented by an FS that can tell a directory whose
+// listing, and every inline attribute of its entries (AttrLister), it holds
+// in memory: listing it reads nothing from storage. A frontend answers such
+// a directory where it must not wait (nfs: on the connection's reading
+// goroutine, bench row 10). ok=false says only that listing dir might wait
+// or that it has more than max entries; ReadDir then answers, errors
+// included. l is what ReadDir(dir) would give.
+type ListingAtHand interface {
+	ReadDirAtHand(dir Node, max int) (l Listing, ok bool)
 }
 
 // Conflicter is implemented by an FS whose nodes can be conflicted (the

@@ -1,14 +1,17 @@
 // Command loadgen is the load generator of `make bench` row 6: it mounts an
 // NFSv3 server over loopback (MOUNT on the server's own port, as gitnfs and
 // the floor program serve it), looks a name up in the root, and then sends
-// GETATTR of that name (or LOOKUP of it) with a fixed number of calls in
-// flight on that one connection, as a kernel client pipelines a parallel
-// build. It prints one JSON line: calls, seconds, calls/s and, with -pid,
-// the server process's CPU per call (from /proc, before and after).
+// GETATTR of that name (or LOOKUP of it, or READDIRPLUS of it, a
+// directory, from its first entry, as a walk lists a small directory)
+// with a fixed number of calls in flight on that one connection, as a
+// kernel client pipelines a parallel build. It prints one JSON line: calls,
+// seconds, calls/s and, with -pid, the server process's CPU per call (from
+// /proc, before and after: its clock ticks, and its threads' scheduler
+// counts of nanoseconds on a CPU and of context switches, row 10's).
 //
-//	loadgen -addr 127.0.0.1:PORT [-proc getattr|lookup] [-name README.md]
-//	        [-depth 32] [-n 1000000] [-time 2s] [-warm 2000] [-pid PID]
-//	        [-every 2ms]
+//	loadgen -addr 127.0.0.1:PORT [-proc getattr|lookup|readdirplus]
+//	        [-name README.md] [-maxcount 65536] [-depth 32] [-n 1000000]
+//	        [-time 2s] [-warm 2000] [-pid PID] [-every 2ms]
 //
 // The run is bounded by -n calls and by -time, whichever comes first; the
 // calls still in flight then are drained and counted, so the server's CPU
@@ -52,15 +55,19 @@ import (
 
 // Result is what loadgen prints, one JSON object on one line.
 type Result struct {
-	Proc              string  `json:"proc"`
-	Depth             int     `json:"depth"`
-	Calls             int     `json:"calls"`
-	Seconds           float64 `json:"seconds"`
-	CallsPerSecond    float64 `json:"calls_per_s"`
-	ServerCPUSeconds  float64 `json:"server_cpu_s,omitempty"`
-	ServerCPUPerCall  float64 `json:"server_cpu_ns_per_call,omitempty"`
-	ClientCPUPerCall  float64 `json:"client_cpu_ns_per_call"`
-	MeanLatencyMicros float64 `json:"mean_latency_us"`
+	Proc             string  `json:"proc"`
+	Depth            int     `json:"depth"`
+	Calls            int     `json:"calls"`
+	Seconds          float64 `json:"seconds"`
+	CallsPerSecond   float64 `json:"calls_per_s"`
+	ServerCPUSeconds float64 `json:"server_cpu_s,omitempty"`
+	ServerCPUPerCall float64 `json:"server_cpu_ns_per_call,omitempty"`
+	// The same from the scheduler's per-thread counters (nanoseconds, not
+	// ticks), and the server's threads' context switches per call.
+	ServerSchedPerCall    float64 `json:"server_sched_ns_per_call,omitempty"`
+	ServerSwitchesPerCall float64 `json:"server_switches_per_call,omitempty"`
+	ClientCPUPerCall      float64 `json:"client_cpu_ns_per_call"`
+	MeanLatencyMicros     float64 `json:"mean_latency_us"`
 	// With -every: the round trips of the paced calls.
 	LatencyP50Micros float64 `json:"latency_p50_us,omitempty"`
 	LatencyP99Micros float64 `json:"latency_p99_us,omitempty"`
@@ -69,8 +76,9 @@ type Result struct {
 
 func main() {
 	addr := flag.String("addr", "", "server address (host:port, loopback)")
-	proc := flag.String("proc", "getattr", "getattr (of -name) or lookup (of -name in the root)")
+	proc := flag.String("proc", "getattr", "getattr (of -name), lookup (of -name in the root) or readdirplus (of -name, a directory, from cookie 0)")
 	name := flag.String("name", "README.md", "a name that exists in the export's root")
+	maxcount := flag.Uint("maxcount", 65536, "readdirplus: dircount and maxcount (Linux 6.1 sends about 64 KiB of each)")
 	depth := flag.Int("depth", 32, "calls in flight on the one connection (1 to 4096)")
 	n := flag.Int("n", 1000000, "stop after this many calls")
 	limit := flag.Duration("time", 2*time.Second, "stop after this long")
@@ -79,7 +87,7 @@ func main() {
 	batch := flag.Bool("batch-sends", false, "send the calls that replace a burst of replies in one write (default: one write per call, as the kernel client sends them)")
 	every := flag.Duration("every", 0, "probe: one call at a time, one every this long, each timed (0: as fast as -depth allows)")
 	flag.Parse()
-	res, err := run(*addr, *proc, *name, *depth, *n, *warm, *limit, *pid, *batch, *every)
+	res, err := run(*addr, *proc, *name, uint32(*maxcount), *depth, *n, *warm, *limit, *pid, *batch, *every)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
@@ -87,7 +95,7 @@ func main() {
 	json.NewEncoder(os.Stdout).Encode(res)
 }
 
-func run(addr, proc, name string, depth, n, warm int, limit time.Duration, pid int, batch bool, every time.Duration) (Result, error) {
+func run(addr, proc, name string, maxcount uint32, depth, n, warm int, limit time.Duration, pid int, batch bool, every time.Duration) (Result, error) {
 	if addr == "" {
 		return Result{}, errors.New("-addr is required")
 	}
@@ -123,8 +131,15 @@ func run(addr, proc, name string, depth, n, warm int, limit time.Duration, pid i
 		procNum = nfsclient.ProcLookup
 		args.Opaque(root)
 		args.String(name)
+	case "readdirplus":
+		procNum = nfsclient.ProcReaddirplus
+		args.Opaque(fh)
+		args.U64(0) // cookie: the first entry
+		args.U64(0) // verifier
+		args.U32(maxcount)
+		args.U32(maxcount)
 	default:
-		return Result{}, fmt.Errorf("-proc %q: want getattr or lookup", proc)
+		return Result{}, fmt.Errorf("-proc %q: want getattr, lookup or readdirplus", proc)
 	}
 	// The nfsclient's own reader holds nothing more: every call it made was
 	// answered in full. The pipelined calls go on the same connection.
@@ -135,8 +150,12 @@ func run(addr, proc, name string, depth, n, warm int, limit time.Duration, pid i
 		}
 	}
 	var cpu0 time.Duration
+	var sched0 procstat.Sched
 	if pid != 0 {
 		if cpu0, err = procstat.CPU(pid); err != nil {
+			return Result{}, err
+		}
+		if sched0, err = procstat.Threads(pid); err != nil {
 			return Result{}, err
 		}
 	}
@@ -176,6 +195,12 @@ func run(addr, proc, name string, depth, n, warm int, limit time.Duration, pid i
 		}
 		res.ServerCPUSeconds = (cpu1 - cpu0).Seconds()
 		res.ServerCPUPerCall = float64((cpu1 - cpu0).Nanoseconds()) / float64(calls)
+		sched1, err := procstat.Threads(pid)
+		if err != nil {
+			return Result{}, err
+		}
+		res.ServerSchedPerCall = float64((sched1.CPU - sched0.CPU).Nanoseconds()) / float64(calls)
+		res.ServerSwitchesPerCall = float64(sched1.Switches-sched0.Switches) / float64(calls)
 	}
 	return res, nil
 }

@@ -20,7 +20,8 @@ import (
 // and counted, at depth 1 and pipelined, batched or not.
 func TestRunCountsEveryCallAgainstGitnfs(t *testing.T) {
 	repo := testrepo.Init(t, true)
-	testrepo.Commit(t, repo, map[string]testrepo.File{"README.md": {Mode: "100644", Data: []byte("# r\n")}}, "r")
+	testrepo.Commit(t, repo, map[string]testrepo.File{"README.md": {Mode: "100644", Data: []byte("# r\n")},
+		"d/a": {Mode: "100644", Data: []byte("a\n")}, "d/b": {Mode: "100644", Data: []byte("b\n")}}, "r")
 	store, err := tree.Open(repo, tree.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -35,21 +36,28 @@ func TestRunCountsEveryCallAgainstGitnfs(t *testing.T) {
 		proc  string
 		depth int
 		batch bool
-	}{{"getattr", 1, false}, {"getattr", 16, false}, {"lookup", 16, true}} {
-		res, err := run(addr, tc.proc, "README.md", tc.depth, 300, 10, time.Minute, os.Getpid(), tc.batch, 0)
+		name  string
+	}{{"getattr", 1, false, "README.md"}, {"getattr", 16, false, "README.md"}, {"lookup", 16, true, "README.md"},
+		{"readdirplus", 1, false, "d"}, {"readdirplus", 8, false, "d"}} {
+		res, err := run(addr, tc.proc, tc.name, 65536, tc.depth, 300, 10, time.Minute, os.Getpid(), tc.batch, 0)
 		if err != nil {
 			t.Fatalf("%+v: %v", tc, err)
 		}
-		if res.Calls != 300 || res.ServerCPUSeconds < 0 {
-			t.Errorf("%+v: %d calls answered, server CPU %v s; want 300 and a CPU time", tc, res.Calls, res.ServerCPUSeconds)
+		if res.Calls != 300 || res.ServerCPUSeconds < 0 || res.ServerSchedPerCall <= 0 || res.ServerSwitchesPerCall < 0 {
+			t.Errorf("%+v: %d calls answered, server CPU %v s, %v ns, %v switches a call; want 300 and a CPU time",
+				tc, res.Calls, res.ServerCPUSeconds, res.ServerSchedPerCall, res.ServerSwitchesPerCall)
 		}
 	}
-	if _, err := run(addr, "getattr", "no-such-file", 1, 1, 0, time.Second, 0, false, 0); err == nil || !strings.Contains(err.Error(), "lookup no-such-file") {
+	// READDIRPLUS of a file is NOTDIR: not an answer the load may count.
+	if _, err := run(addr, "readdirplus", "README.md", 65536, 1, 1, 0, time.Second, 0, false, 0); err == nil || !strings.Contains(err.Error(), "not an accepted NFS3_OK") {
+		t.Errorf("READDIRPLUS of a file: %v, want the reply refused", err)
+	}
+	if _, err := run(addr, "getattr", "no-such-file", 65536, 1, 1, 0, time.Second, 0, false, 0); err == nil || !strings.Contains(err.Error(), "lookup no-such-file") {
 		t.Errorf("a missing name: %v, want the lookup's error", err)
 	}
 	// A probe: 20 calls, one every 5 ms (so about 100 ms), each timed.
 	start := time.Now()
-	res, err := run(addr, "getattr", "README.md", 1, 20, 0, time.Minute, 0, false, 5*time.Millisecond)
+	res, err := run(addr, "getattr", "README.md", 65536, 1, 20, 0, time.Minute, 0, false, 5*time.Millisecond)
 	took := time.Since(start)
 	if err != nil || res.Calls != 20 || took < 95*time.Millisecond {
 		t.Errorf("probe: %d calls in %v (%v), want 20 paced over 95 ms or more", res.Calls, took, err)
@@ -57,7 +65,7 @@ func TestRunCountsEveryCallAgainstGitnfs(t *testing.T) {
 	if res.LatencyP50Micros <= 0 || res.LatencyP50Micros > res.LatencyP99Micros || res.LatencyP99Micros > res.LatencyMaxMicros {
 		t.Errorf("probe latencies p50 %v p99 %v max %v us: want 0 < p50 <= p99 <= max", res.LatencyP50Micros, res.LatencyP99Micros, res.LatencyMaxMicros)
 	}
-	if _, err := run(addr, "getattr", "README.md", 4, 20, 0, time.Minute, 0, false, time.Millisecond); err == nil {
+	if _, err := run(addr, "getattr", "README.md", 65536, 4, 20, 0, time.Minute, 0, false, time.Millisecond); err == nil {
 		t.Error("a probe with 4 calls in flight was accepted")
 	}
 }

@@ -94,3 +94,112 @@ func packAllBut(t *testing.T, repo, id string) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadDirAtHandReadsNothing guards what lets nfs list a directory on a
+// connection's reading goroutine: ReadDirAtHand says yes only once the
+// listing, every blob size (packed ones read together, a loose one alone)
+// and every subdirectory's listing (its nlink) are in memory, and then
+// attributing the whole listing reads no object. A directory of more
+// entries than asked for, a submodule and a file are never at hand.
+func TestReadDirAtHandReadsNothing(t *testing.T) {
+	repo := testrepo.Init(t, true)
+	files := map[string]testrepo.File{
+		"d/a.txt": {Mode: "100644", Data: []byte("a\n")},
+		"d/run":   {Mode: "100755", Data: []byte("#!/bin/sh\n")},
+		"d/link":  {Mode: "120000", Data: []byte("a.txt")},
+		"d/s/x":   {Mode: "100644", Data: []byte("x\n")},
+		"d/mod":   {Mode: "160000", Data: []byte("0123456789012345678901234567890123456789")},
+		"p/b.txt": {Mode: "100644", Data: []byte("b\n")},
+		"p/q/y":   {Mode: "100644", Data: []byte("y\n")},
+	}
+	testrepo.Commit(t, repo, files, "packed")
+	testrepo.Git(t, repo, "repack", "-a", "-d", "-q")
+	files["d/loose.txt"] = testrepo.File{Mode: "100644", Data: []byte("not packed\n")}
+	testrepo.Commit(t, repo, files, "one more blob, loose")
+	store, snap := openHEAD(t, repo)
+	fs := gitfs.New(store, snap, gitfs.Options{Inline: gitfs.InlineRule{Symlinks: true}})
+	node := func(p string) vfs.Node {
+		n, err := fs.Resolve(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	d := node("d")
+	atHand := func(step string, want bool) {
+		t.Helper()
+		if _, got := fs.ReadDirAtHand(d, 32); got != want {
+			t.Fatalf("%s: at hand %v, want %v", step, got, want)
+		}
+	}
+	atHand("nothing listed", false)
+	l, err := store.Listing(gitfs.NodeKey(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	atHand("decoded", false)
+	store.BlobSizes(l)
+	atHand("packed blobs sized", false)
+	sub, _ := l.Lookup("s")
+	if _, err := store.Listing(sub.Hash); err != nil {
+		t.Fatal(err)
+	}
+	atHand("packed blobs sized, the subdirectory decoded", false)
+	loose, _ := l.Lookup("loose.txt")
+	if _, err := store.BlobSize(loose.Hash); err != nil {
+		t.Fatal(err)
+	}
+	atHand("every blob sized, the subdirectory decoded", true)
+	// All packed: only the subdirectory is missing, then nothing.
+	p := node("p")
+	pl, err := store.Listing(gitfs.NodeKey(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.BlobSizes(pl)
+	if _, ok := fs.ReadDirAtHand(p, 32); ok {
+		t.Errorf("p at hand with its subdirectory not decoded")
+	}
+	q, _ := pl.Lookup("q")
+	if _, err := store.Listing(q.Hash); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fs.ReadDirAtHand(p, 32); !ok {
+		t.Errorf("p not at hand with its blobs sized and its subdirectory decoded")
+	}
+	if _, ok := fs.ReadDirAtHand(d, len(l.Entries)-1); ok {
+		t.Errorf("a directory of %d entries is at hand for at most %d", len(l.Entries), len(l.Entries)-1)
+	}
+	for _, p := range []string{"d/mod", "d/a.txt"} {
+		if _, ok := fs.ReadDirAtHand(node(p), 32); ok {
+			t.Errorf("%s is at hand as a directory", p)
+		}
+	}
+
+	ents, _ := fs.ReadDirAtHand(d, 32)
+	want, err := fs.ReadDir(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.Stats()
+	reads := func() [5]int64 {
+		return [5]int64{st.TreesDecoded.Load(), st.TreeCacheMisses.Load(), st.BlobSizesRead.Load(), st.SizeCacheMisses.Load(), st.ObjectReads.Load()}
+	}
+	before := reads()
+	if ents.Len() != want.Len() {
+		t.Fatalf("at hand: %d entries, ReadDir %d", ents.Len(), want.Len())
+	}
+	for i := 0; i < ents.Len(); i++ {
+		a, ok, err := ents.(vfs.AttrLister).InlineAttr(i)
+		if err != nil || !ok {
+			t.Fatalf("%s: no inline attributes at hand (%v)", ents.Name(i), err)
+		}
+		b, _, _ := want.(vfs.AttrLister).InlineAttr(i)
+		if ents.Name(i) != want.Name(i) || a != b {
+			t.Errorf("entry %d: at hand %s %+v, ReadDir %s %+v", i, ents.Name(i), a, want.Name(i), b)
+		}
+	}
+	if after := reads(); after != before {
+		t.Errorf("attributing a listing at hand read the store: trees decoded, tree misses, sizes read, size misses, object reads %v -> %v", before, after)
+	}
+}

@@ -134,6 +134,20 @@ func (f *Trees) ReadDir(dir vfs.Node) (vfs.Listing, error) {
 	return &listing{f: f, dir: dir, l: l}, nil
 }
 
+// ReadDirAtHand implements vfs.ListingAtHand: dir's listing when the
+// store holds it decoded, sized and with its subdirectories decoded
+// (tree.Store.ListingAtHand).
+func (f *Trees) ReadDirAtHand(dir vfs.Node, max int) (vfs.Listing, bool) {
+	if dir.Type != vfs.Dir || tree.Kind(NodeTag(dir)) == tree.Gitlink {
+		return nil, false // ReadDir answers: an error, an empty submodule
+	}
+	l, ok := f.store.ListingAtHand(NodeKey(dir), max)
+	if !ok {
+		return nil, false
+	}
+	return &listing{f: f, dir: dir, l: l}, true
+}
+
 type listing struct {
 	f   *Trees
 	dir vfs.Node
@@ -182,13 +196,7 @@ func (f *Trees) Attr(n vfs.Node) (vfs.Attr, error) { return f.attr(n.ID, entryOf
 // for a path given whole: it is joined only for a followed export's
 // dates); size, unless negative, is the blob's size read already.
 func (f *Trees) attr(id uint64, e tree.Entry, dir, name string, size int64) (vfs.Attr, error) {
-	var a vfs.Attr
-	var err error
-	if size >= 0 {
-		a, err = f.attrs.Of(id, e, knownSize{f.sizer, size})
-	} else {
-		a, err = f.attrs.Of(id, e, f.sizer)
-	}
+	a, err := f.attrs.OfSized(id, e, size, f.sizer)
 	if err == nil {
 		f.store.Stats().AttrsComputed.Add(1)
 		if f.dates != nil {
@@ -197,14 +205,6 @@ func (f *Trees) attr(id uint64, e tree.Entry, dir, name string, size int64) (vfs
 	}
 	return a, err
 }
-
-// knownSize is a sizer whose blob's size was read already.
-type knownSize struct {
-	sizer
-	size int64
-}
-
-func (k knownSize) BlobSize(plumbing.Hash) (int64, error) { return k.size, nil }
 
 // InlineAttr implements vfs.FS. A symlink is listed without attributes
 // unless the export's InlineRule says otherwise: the rule this project

@@ -77,7 +77,23 @@ func (f *FS) Abilities() vfs.Abilities {
 	if a.Writable != nil {
 		a.Writable = &writable{f: f, below: a.Writable}
 	}
+	if a.AtHand != nil {
+		a.AtHand = atHand{f}
+	}
 	return a
+}
+
+// atHand is the layer's vfs.ListingAtHand, when the FS below has one: a
+// directory of the tree is at hand as the FS below says; this layer's own
+// directories and the root that lists .git are listed by ReadDir (they
+// are few: one call of a walk).
+type atHand struct{ f *FS }
+
+func (h atHand) ReadDirAtHand(dir vfs.Node, max int) (vfs.Listing, bool) {
+	if h.f.mine(dir) || (dir.Path == "" && h.f.gitFile != nil) {
+		return nil, false
+	}
+	return h.f.below.AtHand.ReadDirAtHand(dir, max)
 }
 
 // mine reports whether n is a node of this layer: a path of its entries
