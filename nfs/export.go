@@ -12,14 +12,14 @@ import (
 type export struct {
 	fs        vfs.FS
 	fsid      uint64
-	rootID    uint64           // the root's fileid, a path's counts from it: vfs.RootID but in a revision
-	revision  bool             // a revision export: its handles have formats of their own
-	writable  vfs.Writable     // nil: every change is NFS3ERR_ROFS
-	statfs    vfs.StatFSer     // FSSTAT's numbers, on a writable export
-	inline    vfs.InlineAttrer // nil: READDIRPLUS inlines no attributes
-	conflicts vfs.Conflicter   // nil: nothing is conflicted
-	ids       vfs.IDResolver   // nil: a handle without a path is stale
-	synthetic vfs.Synthetic    // nil: no synthetic entries, no junctions
+	rootID    uint64            // the root's fileid, a path's counts from it: vfs.RootID but in a revision
+	revision  bool              // a revision export: its handles have formats of their own
+	writable  vfs.Writable      // nil: every change is NFS3ERR_ROFS
+	statfs    vfs.StatFSer      // FSSTAT's numbers, on a writable export
+	inline    vfs.InlineAttrer  // nil: READDIRPLUS inlines no attributes
+	conflicts vfs.Conflicter    // nil: nothing is conflicted
+	ids       vfs.IDResolver    // nil: a handle without a path is stale
+	synthetic vfs.Synthetic     // nil: no synthetic entries, no junctions
 	atHand    vfs.ListingAtHand // nil: every listing may wait
 	// stats is its share of the census (nil: not counted).
 	stats *stats.Export
