@@ -15,7 +15,9 @@
 // 8 concurrent readers of big delta blobs against one (bench/memory.go); 9
 // twenty revisions of RIOT-OS mounted and walked through one server against
 // one server each: peak RSS, CPU, and MOUNT to first READDIRPLUS of a
-// revision not seen yet (bench/revisions.go). Row 1 (the kernel
+// revision not seen yet (bench/revisions.go); 14 the index of a working
+// copy of RIOT-OS against `git read-tree` plus `git ls-tree -r -l`
+// (bench/gitindex.go). Row 1 (the kernel
 // client's RPC census against stock go-nfs) comes from `make e2e`; -kernel
 // includes its report.
 //
@@ -48,7 +50,7 @@ import (
 
 var (
 	outFile = flag.String("out", "BENCHMARKS.md", "where to write the table")
-	rowsArg = flag.String("rows", "2,3,4,5,6,7,8,9", "which rows to measure")
+	rowsArg = flag.String("rows", "2,3,4,5,6,7,8,9,14", "which rows to measure")
 	kernel  = flag.String("kernel", "", "row 1: the kernel-client census (from make e2e) to include; a .md file is included as is")
 	entries = flag.Int("entries", 100000, "row 5: entries in the generated tree")
 	blobMiB = flag.Int("blob-mib", 256, "row 4: blob size in MiB (the doubling check uses twice this)")
@@ -100,7 +102,7 @@ func run() error {
 	steps := []struct {
 		row string
 		fn  func(work, bin string) (section, figure, error)
-	}{{"2", rowCPU}, {"3", rowStart}, {"4", rowRead}, {"5", rowRSS}, {"6", rowPipeline}, {"7", rowColdWalk}, {"8", rowMemory}, {"9", rowRevisions}}
+	}{{"2", rowCPU}, {"3", rowStart}, {"4", rowRead}, {"5", rowRSS}, {"6", rowPipeline}, {"7", rowColdWalk}, {"8", rowMemory}, {"9", rowRevisions}, {"14", rowIndex}}
 	for _, s := range steps {
 		if !want[s.row] {
 			continue

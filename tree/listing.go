@@ -19,6 +19,10 @@ import (
 type Listing struct {
 	Entries []Entry
 	Subdirs int // entries with Kind.IsDir()
+	// Omitted counts the tree's entries that are not in Entries (names
+	// no checkout makes, repeated names): an index built from Entries
+	// does not match the tree's id, so its cache-tree must not claim it.
+	Omitted int
 
 	// sizes are the entries' blob sizes once Store.BlobSizes read them.
 	sizes atomic.Pointer[[]int64]
@@ -86,6 +90,7 @@ func parseTree(data []byte) (*Listing, error) {
 		entries = make([]Entry, 0, len(data)/40)
 		spans   = make([]span, 0, len(data)/40)
 		names   = make([]byte, 0, len(data)/2)
+		omitted int
 	)
 	for len(data) > 0 {
 		sp := bytes.IndexByte(data, ' ')
@@ -111,6 +116,7 @@ func parseTree(data []byte) (*Listing, error) {
 			return nil, fmt.Errorf("entry %q has unsupported mode %o", name, mode)
 		}
 		if !servable(name) {
+			omitted++
 			continue
 		}
 		spans = append(spans, span{len(names), len(names) + len(name)})
@@ -125,9 +131,11 @@ func parseTree(data []byte) (*Listing, error) {
 	}
 	slices.SortStableFunc(entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 	// A malformed tree may repeat a name; keep the first, as a checkout would.
+	before := len(entries)
 	entries = slices.CompactFunc(entries, func(a, b Entry) bool { return a.Name == b.Name })
+	omitted += before - len(entries)
 
-	l := &Listing{Entries: slices.Clip(entries)}
+	l := &Listing{Entries: slices.Clip(entries), Omitted: omitted}
 	for _, e := range l.Entries {
 		if e.Kind.IsDir() {
 			l.Subdirs++

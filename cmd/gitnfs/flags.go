@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gitnfs/gitnfs/internal/mergeort"
+	"github.com/gitnfs/gitnfs/internal/mount"
 	"github.com/gitnfs/gitnfs/internal/revisions"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
@@ -66,7 +67,21 @@ type serveConfig struct {
 	// .gitnfs/rev), limited by allow (nil: all).
 	revisions bool
 	allow     *revisions.Filter
+	// invoker is who ran gitnfs as root through sudo (doas, pkexec), when
+	// it chose the owner: --uid or --gid (or both) were left to default to
+	// them. invokerWarnings say what was set but unusable, and ignored.
+	invoker         *mount.Invoker
+	invokerWarnings []string
 }
+
+// findInvoker is who ran gitnfs through sudo, doas or pkexec (a seam for
+// tests, which fake the environment but do not run as root).
+var findInvoker = func() (mount.Invoker, bool, []string) {
+	return mount.FindInvoker(geteuid(), os.Getenv, accounts)
+}
+
+// accounts is the system's account database (a seam for tests).
+var accounts = mount.OSAccounts
 
 // checkServeFlags reads and checks the serve flags f (fs is the flag set
 // they were parsed from, for what was given explicitly). gitnfs mount
@@ -96,7 +111,25 @@ func checkServeFlags(fs *pflag.FlagSet, f serveFlags, logOut io.Writer) (serveCo
 	if c.gid, err = ownerID("gid", f.gid); err != nil {
 		return c, err
 	}
-	if c.allowUIDs, err = parseUIDs(f.allowUIDs, c.uid); err != nil {
+	// Under sudo the tree is the invoking user's: theirs to read, write
+	// and run git in (git refuses a worktree owned by another user), and
+	// they are admitted. --uid and --gid given still win, each alone.
+	inv, invoked, warnings := findInvoker()
+	c.invokerWarnings = warnings
+	var admitted []uint32
+	if invoked {
+		admitted = append(admitted, inv.UID)
+		if !changed("uid") || !changed("gid") {
+			c.invoker = &inv
+		}
+		if !changed("uid") {
+			c.uid = inv.UID
+		}
+		if !changed("gid") {
+			c.gid = inv.GID
+		}
+	}
+	if c.allowUIDs, err = parseUIDs(f.allowUIDs, append(admitted, c.uid)...); err != nil {
 		return c, err
 	}
 
@@ -280,10 +313,11 @@ func orNoLimit(n int) int {
 }
 
 // parseUIDs reads --allow-uid. The default serves the serving user, the
-// --uid owner and root (Linux mounts as root); "any" serves every uid.
-func parseUIDs(vals []string, owner uint32) ([]uint32, error) {
+// --uid owner and the user who ran gitnfs through sudo (owners), and root
+// (Linux mounts as root); "any" serves every uid.
+func parseUIDs(vals []string, owners ...uint32) ([]uint32, error) {
 	if len(vals) == 0 {
-		return []uint32{uint32(os.Getuid()), owner, 0}, nil
+		return append(append([]uint32{uint32(os.Getuid())}, owners...), 0), nil
 	}
 	var out []uint32
 	for _, v := range vals {

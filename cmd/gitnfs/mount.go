@@ -70,6 +70,9 @@ and skip close-to-open revalidation (nocto; macOS has no such option). A
 followed ref (--follow) or an overlay keeps the client's defaults.
 
 MOUNTPOINT must be an existing, empty directory. On Linux, mounting needs root.
+Under sudo (doas, pkexec) the mount is the invoking user's: the server runs as
+them, every file is theirs and they are admitted beside root (unless --uid,
+--gid or --allow-uid say otherwise; given --uid or --gid the server runs as root).
 
 mount stays in the foreground: on SIGINT, SIGTERM or SIGHUP it unmounts
 (forcing if the plain unmount is refused), stops the server and exits.
@@ -185,8 +188,15 @@ func runMount(cmd *cobra.Command, o *mountOpts, arg string) error {
 
 	// The server would refuse a bad serve flag only after the mountpoint
 	// and root checks; refuse it first, with serve's own message.
-	if _, err := checkServeFlags(o.serve, *o.serveFlags, io.Discard); err != nil {
+	cfg, err := checkServeFlags(o.serve, *o.serveFlags, io.Discard)
+	if err != nil {
 		return err
+	}
+	runAs := serverUser(o.serve, cfg)
+	if o.background || runAs != nil {
+		// Else the server, running as root in the foreground, says it on
+		// this terminal itself.
+		printInvokerWarnings(stderr, cfg)
 	}
 	mp, err := mountTarget(arg)
 	if err != nil {
@@ -236,7 +246,7 @@ func runMount(cmd *cobra.Command, o *mountOpts, arg string) error {
 	if o.background {
 		logPath = filepath.Join(dirs[0], strings.TrimSuffix(mount.StateFileName(mp), ".json")+".log")
 	}
-	srv, err := startServer(ctx, exe, args, o.background, logPath, stdout, stderr)
+	srv, err := startServer(ctx, exe, args, runAs, o.background, logPath, stdout, stderr)
 	if err != nil {
 		endWatch()
 		return err
@@ -300,6 +310,9 @@ func runMount(cmd *cobra.Command, o *mountOpts, arg string) error {
 
 	fmt.Fprintf(stdout, "gitnfs: mounted %s at %s (%s) on %s\n", srv.banner.Repo, srv.banner.Rev, srv.banner.Object, mp)
 	fmt.Fprintf(stdout, "  server %s (pid %d); %s\n", srv.banner.Addr, st.PID, mc)
+	if runAs != nil {
+		fmt.Fprintf(stdout, "  %s; the server runs as uid %d too, so what it writes on this host (--overlay) is theirs\n", servingAs(cfg), runAs.UID)
+	}
 	if o.background {
 		fmt.Fprintf(stdout, "  unmount with: %sgitnfs umount %s\n", sudoPrefix(goos), mount.ShellQuote(mp))
 		fmt.Fprintf(stdout, "  server log: %s\n", logPath)
@@ -383,6 +396,34 @@ type server struct {
 	background bool
 	done       chan struct{} // closed once the process has exited
 	waitErr    error
+	runAs      *mount.Invoker // the user the server runs as; nil: this process's
+}
+
+func (s *server) setUser() {
+	if s.runAs != nil {
+		mount.RunAs(s.cmd.SysProcAttr, *s.runAs, accounts.GroupsOf(*s.runAs))
+		s.cmd.Env = accounts.EnvFor(os.Environ(), *s.runAs)
+	}
+}
+
+// serverUser is whom gitnfs mount, run through sudo (doas, pkexec), runs
+// its server as: the invoking user, when the owner of the files was left
+// to them (no --uid, no --gid). Mounting needs root; serving does not, and
+// a server running as root would create the overlay directory and every
+// file in it as root (0700: the user who built in the mount could not read
+// it on the host, run gitnfs status on it, or remove it), and run a partial
+// clone's git fetch as root, leaving root-owned objects in their
+// repository. Given --uid or --gid, the server runs as root as before.
+func serverUser(fs *pflag.FlagSet, cfg serveConfig) *mount.Invoker {
+	if cfg.invoker == nil {
+		return nil
+	}
+	for _, name := range []string{"uid", "gid"} {
+		if fl := fs.Lookup(name); fl != nil && fl.Changed {
+			return nil
+		}
+	}
+	return cfg.invoker
 }
 
 func (s *server) exitErr() error {
@@ -396,9 +437,9 @@ func (s *server) exitErr() error {
 // In the foreground the server is this process's child in its own process
 // group, its stderr is ours and its stdout is read here. In the background it
 // runs in a new session in /, writing both streams to logPath.
-func startServer(ctx context.Context, exe string, args []string, background bool, logPath string, stdout, stderr io.Writer) (*server, error) {
+func startServer(ctx context.Context, exe string, args []string, runAs *mount.Invoker, background bool, logPath string, stdout, stderr io.Writer) (*server, error) {
 	c := exec.Command(exe, args...)
-	s := &server{cmd: c, background: background, done: make(chan struct{})}
+	s := &server{cmd: c, background: background, done: make(chan struct{}), runAs: runAs}
 	shown := mount.ShellJoin(append([]string{exe}, args...))
 	lines := make(chan string, 1)
 
@@ -409,6 +450,7 @@ func startServer(ctx context.Context, exe string, args []string, background bool
 		}
 		c.Stdout, c.Stderr, c.Dir = logf, logf, "/"
 		c.SysProcAttr = mount.BackgroundAttr()
+		s.setUser()
 		err = c.Start()
 		logf.Close()
 		if err != nil {
@@ -437,6 +479,7 @@ func startServer(ctx context.Context, exe string, args []string, background bool
 	} else {
 		c.Stderr = stderr
 		c.SysProcAttr = mount.ForegroundAttr()
+		s.setUser()
 		out, err := c.StdoutPipe()
 		if err != nil {
 			return nil, err
@@ -496,6 +539,9 @@ func startServer(ctx context.Context, exe string, args []string, background bool
 
 func (s *server) startFailed(shown, logPath string, err error) error {
 	msg := fmt.Sprintf("the server did not start (%s): %v", shown, err)
+	if s.runAs != nil {
+		msg += fmt.Sprintf("\n  it ran as %s, who must be able to read the repository (given --uid and --gid it runs as root, as before)", s.runAs)
+	}
 	if logPath != "" {
 		if b, rerr := os.ReadFile(logPath); rerr == nil && len(bytes.TrimSpace(b)) > 0 {
 			msg += "\n  its log (" + logPath + "):\n" + indent(tail(string(b), 2000))

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -91,7 +92,8 @@ merge when either moves, dating what the moves may have changed.
 
 Files are 0644, executables 0755, directories 0755, symlinks as symlinks,
 submodules as empty directories, all owned by --uid/--gid and dated with the
-commit's committer time.`,
+commit's committer time. Run as root through sudo (doas, pkexec), the owner
+is the user who ran it, and that user is admitted beside root.`,
 		Example: `  gitnfs serve
   gitnfs serve --repo /srv/repo.git --rev origin/main --listen 127.0.0.1:2049
   sudo mount -t nfs -o nolock,vers=3,tcp,port=2049,mountport=2049,ro,nocto,actimeo=3600 127.0.0.1:/ /mnt/repo`,
@@ -102,8 +104,8 @@ commit's committer time.`,
 	fl.StringVar(&f.repo, "repo", ".", "repository: a work tree, a .git directory or a bare repository")
 	fl.StringVar(&f.rev, "rev", "HEAD", "revision to serve")
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:0", "address to listen on (port 0 picks a free port)")
-	fl.IntVar(&f.uid, "uid", os.Getuid(), "owner uid of every file (0 to 4294967294)")
-	fl.IntVar(&f.gid, "gid", os.Getgid(), "owner gid of every file (0 to 4294967294)")
+	fl.IntVar(&f.uid, "uid", os.Getuid(), "owner uid of every file (0 to 4294967294); run as root through sudo, doas or pkexec, the default is the invoking user's (SUDO_UID)")
+	fl.IntVar(&f.gid, "gid", os.Getgid(), "owner gid of every file (0 to 4294967294); run as root through sudo, doas or pkexec, the default is the invoking user's (SUDO_GID)")
 	fl.StringVar(&f.cacheSize, "cache-size", "256MiB", "memory for object data kept between requests, at least 1MiB: inflated blobs 1/2, decoded trees 1/4, delta bases 1/8, open streams 1/16, go-git's cache 1/16; the Go heap is held to it plus 40MiB (GOMEMLIMIT overrides), and the process to about it plus 64MiB")
 	fl.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fl.IntVar(&f.maxInFlight, "max-inflight", 64, "concurrent requests per connection, 1 to 4096")
@@ -116,7 +118,7 @@ commit's committer time.`,
 	fl.StringVar(&f.conflictStyle, "conflict-style", "diff3", "with --merge: conflict markers, diff3, merge or zdiff3")
 	fl.StringVar(&f.dirRenames, "directory-renames", "conflict", "with --merge: a file added into a directory the other side renamed moves along, conflicted (conflict), cleanly (true), or stays (false), as git's merge.directoryRenames")
 	fl.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --listen address beyond loopback (NFSv3 AUTH_SYS is not authentication)")
-	fl.StringSliceVar(&f.allowUIDs, "allow-uid", nil, "AUTH_SYS uids served (repeat or comma-separate; \"any\" for all); default: the serving user, --uid and root")
+	fl.StringSliceVar(&f.allowUIDs, "allow-uid", nil, "AUTH_SYS uids served (repeat or comma-separate; \"any\" for all); default: the serving user, --uid, the user who ran it through sudo, and root")
 	fl.BoolVar(&f.allowAuthNone, "allow-auth-none", false, "serve calls with AUTH_NONE credentials (refused by default)")
 	fl.IntVar(&f.maxConns, "max-conns", nfs.DefaultMaxConns, "open client connections at most (0: no limit)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", nfs.DefaultIdleTimeout, "drop a connection idle this long (0: never)")
@@ -261,6 +263,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		l.Close()
 		return err
 	}
+	printInvoker(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg)
 	if revs != nil {
 		// After the banner: gitnfs mount reads the port from its first line.
 		host, _, _ := mount.ServerHost(l.Addr().String())
@@ -410,6 +413,38 @@ func printBanner(w io.Writer, repo, rev string, snap *tree.Snapshot, addr string
 	}
 	fmt.Fprintf(w, "  stop with Ctrl-C\n")
 	return nil
+}
+
+// printInvoker says whom a server run through sudo serves as (after the
+// banner, whose first line gitnfs mount reads), and warns of a SUDO_UID (or
+// DOAS_USER, PKEXEC_UID) that was set but could not be used.
+func printInvoker(stdout, stderr io.Writer, cfg serveConfig) {
+	printInvokerWarnings(stderr, cfg)
+	if cfg.invoker != nil {
+		fmt.Fprintf(stdout, "  %s\n", servingAs(cfg))
+	}
+}
+
+func printInvokerWarnings(stderr io.Writer, cfg serveConfig) {
+	for _, w := range cfg.invokerWarnings {
+		fmt.Fprintf(stderr, "gitnfs: warning: %s; serving as uid %d, gid %d\n", w, cfg.uid, cfg.gid)
+	}
+}
+
+// servingAs is the line that says whom the files belong to when the user
+// who ran gitnfs through sudo chose them: "serving as uid 1000, gid 1000
+// (alice, from SUDO_UID): ...".
+func servingAs(cfg serveConfig) string {
+	inv := cfg.invoker
+	who := inv.From
+	if inv.Name != "" {
+		who = inv.Name + ", from " + inv.From
+	}
+	admitted := ""
+	if cfg.allowUIDs == nil || slices.Contains(cfg.allowUIDs, inv.UID) {
+		admitted = fmt.Sprintf(", uid %d admitted", inv.UID)
+	}
+	return fmt.Sprintf("serving as uid %d, gid %d (%s): the files' owner%s (--uid, --gid, --allow-uid override)", cfg.uid, cfg.gid, who, admitted)
 }
 
 // listen opens the listening socket, or takes the one a supervisor hands

@@ -18,3 +18,6 @@ func Signal(int, syscall.Signal) error { return errors.ErrUnsupported }
 
 // Cmdline is not implemented on this system.
 func Cmdline(int) ([]string, error) { return nil, errors.ErrUnsupported }
+
+// RunAs is not implemented on this system: the child runs as this process.
+func RunAs(*syscall.SysProcAttr, Invoker, []uint32) {}

@@ -37,3 +37,9 @@ func Signal(pid int, sig syscall.Signal) error {
 // BackgroundAttr detaches a child from the terminal and from this process:
 // a new session, so no terminal signal (SIGINT, SIGHUP) reaches it.
 func BackgroundAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+
+// RunAs makes the child attr starts run as inv, with groups (GroupsOf) as
+// its supplementary groups. Only root may do so.
+func RunAs(attr *syscall.SysProcAttr, inv Invoker, groups []uint32) {
+	attr.Credential = &syscall.Credential{Uid: inv.UID, Gid: inv.GID, Groups: groups}
+}
