@@ -52,6 +52,12 @@ type AttrFunc func(path string, e tree.Entry, size int64) (vfs.Attr, error)
 
 // BuildIndex builds the index of the served tree root, each entry's stat
 // data what the export's attributes make of it (StatOf).
+//
+// root is HEAD's tree, and attr must describe each file as that tree has
+// it: for a path a writable layer has changed since, the attributes the
+// unchanged file had, never the current ones. Stat data that matches the
+// current file tells git its content is HEAD's blob, and git would not
+// read it to see the change.
 func BuildIndex(s *tree.Store, root plumbing.Hash, attr AttrFunc) (*gitindex.Index, error) {
 	return gitindex.Build(s, root, func(path string, e tree.Entry, size int64) (gitindex.Stat, error) {
 		a, err := attr(path, e, size)
