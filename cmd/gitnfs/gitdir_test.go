@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gitnfs/gitnfs/internal/nfsclient"
+	"github.com/gitnfs/gitnfs/internal/testrepo"
+)
+
+var gitDirFiles = map[string]testrepo.File{
+	"README":      {Mode: "100644", Data: []byte("readme\n")},
+	"src/main.c":  {Mode: "100644", Data: []byte("int main(){}\n")},
+	"src/run.sh":  {Mode: "100755", Data: []byte("#!/bin/sh\n")},
+	"docs/a/b.md": {Mode: "100644", Data: []byte("b\n")},
+	"link":        {Mode: "120000", Data: []byte("README")},
+}
+
+// adminDirs lists the gitnfs admin directories of repo's common dir.
+func adminDirs(t *testing.T, commonDir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(commonDir, "worktrees", "gitnfs-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// readGitFile looks .git up in the export mounted at path and reads it as
+// a client does, returning the admin directory it names.
+func readGitFile(t *testing.T, c *nfsclient.Client, path string) (root []byte, admin string) {
+	t.Helper()
+	root, err := c.Mount(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh, a, err := c.Lookup(root, ".git")
+	if err != nil {
+		t.Fatalf("LOOKUP .git in %s: %v", path, err)
+	}
+	if a == nil || a.Mode&0o222 != 0 {
+		t.Errorf(".git's attributes %+v: want a read-only file", a)
+	}
+	b, err := c.ReadAll(fh, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, ok := strings.CutPrefix(string(b), "gitdir: ")
+	if !ok || !strings.HasSuffix(dir, "\n") || strings.Count(dir, "\n") != 1 {
+		t.Fatalf(".git is %q: want one line gitdir: PATH", b)
+	}
+	return root, strings.TrimSuffix(dir, "\n")
+}
+
+// lookupPath is LOOKUP of each component of p from root: the attributes a
+// client's lstat of p reports.
+func lookupPath(t *testing.T, c *nfsclient.Client, root []byte, p string) nfsclient.Attr {
+	t.Helper()
+	fh := root
+	var a *nfsclient.Attr
+	for _, name := range strings.Split(p, "/") {
+		var err error
+		if fh, a, err = c.Lookup(fh, name); err != nil {
+			t.Fatalf("LOOKUP %s: %v", p, err)
+		}
+	}
+	if a == nil {
+		at, err := c.Getattr(fh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a = &at
+	}
+	return *a
+}
+
+// checkServedIndex compares the admin directory's index with what git and
+// the server say: its entries (modes, ids, stages) are those `git
+// read-tree` writes for commit, `git diff-index --cached` finds nothing
+// against HEAD, and each entry's stat data is what the export's fattr3
+// gives a client (fileid's low 32 bits as ino, uid, gid, size, mtime and
+// ctime in seconds and nanoseconds; dev 0).
+func checkServedIndex(t *testing.T, c *nfsclient.Client, root []byte, repo, admin, commit string) {
+	t.Helper()
+	env := []string{"GIT_DIR=" + admin}
+	lsServed := gitEnvRun(t, repo, env, "ls-files", "-s")
+	scratch := filepath.Join(t.TempDir(), "index")
+	gitEnvRun(t, repo, []string{"GIT_INDEX_FILE=" + scratch}, "read-tree", commit)
+	lsGit := gitEnvRun(t, repo, []string{"GIT_INDEX_FILE=" + scratch}, "ls-files", "-s")
+	if lsServed != lsGit || lsGit == "" {
+		t.Errorf("served index:\n%s\ngit read-tree's:\n%s", lsServed, lsGit)
+	}
+	if head := strings.TrimSpace(gitEnvRun(t, repo, env, "rev-parse", "HEAD")); head != commit {
+		t.Errorf("HEAD of the admin directory is %s, want %s", head, commit)
+	}
+	if d := gitEnvRun(t, repo, env, "diff-index", "--cached", "HEAD"); d != "" {
+		t.Errorf("the index differs from HEAD:\n%s", d)
+	}
+	debug := gitEnvRun(t, repo, env, "ls-files", "--debug")
+	stats := parseLsFilesDebug(t, debug)
+	if len(stats) != len(strings.Split(strings.TrimSpace(lsGit), "\n")) {
+		t.Fatalf("ls-files --debug gave %d entries:\n%s", len(stats), debug)
+	}
+	for p, got := range stats {
+		a := lookupPath(t, c, root, p)
+		want := fmt.Sprintf("ctime: %d:%d mtime: %d:%d dev: 0 ino: %d uid: %d gid: %d size: %d",
+			a.Ctime.Unix(), a.Ctime.Nanosecond(), a.Mtime.Unix(), a.Mtime.Nanosecond(),
+			uint32(a.Fileid), a.UID, a.GID, uint32(a.Size))
+		if got != want {
+			t.Errorf("%s: index has %s\n  the client sees %s", p, got, want)
+		}
+	}
+}
+
+// parseLsFilesDebug reads `git ls-files --debug`: each path, then its stat
+// data on indented lines, flattened to one line without the flags.
+func parseLsFilesDebug(t *testing.T, out string) map[string]string {
+	m := map[string]string{}
+	var path string
+	var fields []string
+	flush := func() {
+		if path != "" {
+			m[path] = strings.Join(fields, " ")
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if line == "" {
+			continue
+		}
+		if !strings.HasPrefix(line, "  ") {
+			flush()
+			path, fields = line, nil
+			continue
+		}
+		for _, f := range strings.Fields(strings.ReplaceAll(line, "\t", " ")) {
+			fields = append(fields, f)
+		}
+		if fields[len(fields)-2] == "flags:" {
+			fields = fields[:len(fields)-2]
+		}
+	}
+	flush()
+	return m
+}
+
+func gitEnvRun(t *testing.T, dir string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v git %s: %v %s", env, strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out)
+}
+
+func stopServer(t *testing.T, cmd interface {
+	Signal(os.Signal) error
+}) {
+	t.Helper()
+	if err := cmd.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServeGitDir: every export of a commit serves .git naming a locked
+// linked worktree of the repository, made when a client first reads it
+// (none at start), whose HEAD is the served commit, detached, and whose
+// index is git read-tree's with the stat data the client sees; git
+// worktree list shows it; a clean stop unlocks it (prune then deletes it),
+// --remove-git-dir (gitnfs mount's server) removes it, and --no-git-dir
+// serves no .git.
+func TestServeGitDir(t *testing.T) {
+	repo := testrepo.Init(t, false)
+	commit := testrepo.Commit(t, repo, gitDirFiles, "one")
+	common := filepath.Join(repo, ".git")
+	for _, tc := range []struct {
+		name, export string
+		args         []string
+	}{
+		{"plain", "/", nil},
+		{"overlay", "/", []string{"--overlay", filepath.Join(t.TempDir(), "ov")}},
+		{"follow", "/", []string{"--follow"}},
+		{"revision", "/" + commit[:12] + ":", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"serve", "--repo", repo, "--rev", "main", "--listen", "127.0.0.1:0",
+				"--uid", strconv.Itoa(4242), "--gid", strconv.Itoa(4343), "--allow-uid", "any"}, tc.args...)
+			addr, cmd, out := startGitnfs(t, args...)
+			if cmd == nil {
+				t.Fatalf("gitnfs serve: %s", out)
+			}
+			c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.Mount("/"); err != nil {
+				t.Fatal(err)
+			}
+			if d := adminDirs(t, common); len(d) != 0 {
+				t.Fatalf("admin directories before .git was read: %v", d)
+			}
+			root, admin := readGitFile(t, c, tc.export)
+			if got := adminDirs(t, common); len(got) != 1 || got[0] != admin {
+				t.Fatalf("admin directories %v; .git names %s", got, admin)
+			}
+			checkServedIndex(t, c, root, repo, admin, commit)
+			list := testrepo.Git(t, repo, "worktree", "list", "--porcelain")
+			if !strings.Contains(list, "HEAD "+commit+"\ndetached\nlocked gitnfs: ") {
+				t.Errorf("git worktree list does not show the export's worktree detached at %s, locked:\n%s", commit, list)
+			}
+			testrepo.Git(t, repo, "worktree", "prune")
+			if _, err := os.Stat(admin); err != nil {
+				t.Fatalf("git worktree prune removed the locked admin directory: %v", err)
+			}
+			c.Close()
+			stopServer(t, cmd.Process)
+			cmd.Wait()
+			if _, err := os.Stat(filepath.Join(admin, "locked")); !os.IsNotExist(err) {
+				t.Errorf("after a clean stop the admin directory is still locked (%v)", err)
+			}
+			testrepo.Git(t, repo, "worktree", "prune")
+			if d := adminDirs(t, common); len(d) != 0 {
+				t.Errorf("git worktree prune left the unlocked admin directories %v", d)
+			}
+		})
+	}
+
+	t.Run("remove-git-dir", func(t *testing.T) {
+		addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--listen", "127.0.0.1:0", "--remove-git-dir")
+		if cmd == nil {
+			t.Fatalf("gitnfs serve: %s", out)
+		}
+		c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, admin := readGitFile(t, c, "/")
+		c.Close()
+		if _, err := os.Stat(filepath.Join(admin, "index")); err != nil {
+			t.Fatal(err)
+		}
+		stopServer(t, cmd.Process)
+		cmd.Wait()
+		if _, err := os.Stat(admin); !os.IsNotExist(err) {
+			t.Errorf("--remove-git-dir left %s (%v)", admin, err)
+		}
+	})
+
+	t.Run("no-git-dir", func(t *testing.T) {
+		addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--listen", "127.0.0.1:0", "--no-git-dir")
+		if cmd == nil {
+			t.Fatalf("gitnfs serve: %s", out)
+		}
+		c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		root, err := c.Mount("/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, err := c.Names(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sort.Strings(names)
+		if _, _, err := c.Lookup(root, ".git"); nfsclient.Status(err) != 2 { // NFS3ERR_NOENT
+			t.Errorf("--no-git-dir: LOOKUP .git: %v, want NOENT (listing %v)", err, names)
+		}
+	})
+}
