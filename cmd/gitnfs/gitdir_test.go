@@ -239,6 +239,42 @@ func TestServeGitDir(t *testing.T) {
 		})
 	}
 
+	// A --follow move brings the admin directory along: HEAD at the new
+	// commit, the index the new tree's with the dates the export now
+	// serves (what changed dated by the new commit).
+	t.Run("follow moves", func(t *testing.T) {
+		addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--follow", "--poll", "20ms", "--listen", "127.0.0.1:0")
+		if cmd == nil {
+			t.Fatalf("gitnfs serve: %s", out)
+		}
+		c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		root, admin := readGitFile(t, c, "/")
+		next := map[string]testrepo.File{}
+		for p, f := range gitDirFiles {
+			next[p] = f
+		}
+		next["src/main.c"] = testrepo.File{Mode: "100644", Data: []byte("int main(){return 1;}\n")}
+		next["new.txt"] = testrepo.File{Mode: "100644", Data: []byte("new\n")}
+		moved := testrepo.CommitAt(t, repo, next, "two", "2024-02-03T04:05:06Z")
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			b, _ := os.ReadFile(filepath.Join(admin, "HEAD"))
+			if strings.TrimSpace(string(b)) == moved {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the admin directory's HEAD is %q, not the followed commit %s", b, moved)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		checkServedIndex(t, c, root, repo, admin, moved)
+		testrepo.Git(t, repo, "reset", "-q", "--soft", commit)
+	})
+
 	t.Run("remove-git-dir", func(t *testing.T) {
 		addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--listen", "127.0.0.1:0", "--remove-git-dir")
 		if cmd == nil {
