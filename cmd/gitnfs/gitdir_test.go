@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -273,6 +274,41 @@ func TestServeGitDir(t *testing.T) {
 		}
 		checkServedIndex(t, c, root, repo, admin, moved)
 		testrepo.Git(t, repo, "reset", "-q", "--soft", commit)
+	})
+
+	// The same export after a restart on the same address names the same
+	// admin directory, locked again by the new server.
+	t.Run("restart", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		listen := l.Addr().String()
+		l.Close()
+		var first string
+		for round := range 2 {
+			addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--listen", listen)
+			if cmd == nil {
+				t.Fatalf("gitnfs serve (round %d): %s", round, out)
+			}
+			c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, admin := readGitFile(t, c, "/")
+			c.Close()
+			if round == 0 {
+				first = admin
+			} else if admin != first {
+				t.Errorf("after a restart .git names %s, before it %s", admin, first)
+			}
+			if b, err := os.ReadFile(filepath.Join(admin, "locked")); err != nil || !strings.HasPrefix(string(b), "gitnfs: ") {
+				t.Errorf("round %d: lock %q, %v", round, b, err)
+			}
+			stopServer(t, cmd.Process)
+			cmd.Wait()
+		}
+		testrepo.Git(t, repo, "worktree", "prune")
 	})
 
 	t.Run("remove-git-dir", func(t *testing.T) {
