@@ -219,6 +219,9 @@ func TestServeGitDir(t *testing.T) {
 				t.Fatalf("admin directories %v; .git names %s", got, admin)
 			}
 			checkServedIndex(t, c, root, repo, admin, commit)
+			if b, err := os.ReadFile(filepath.Join(common, "info", "exclude")); err != nil || !strings.Contains(string(b), "\n.nfs*\n") {
+				t.Errorf("info/exclude has no rule for silly-renamed files: %q, %v", b, err)
+			}
 			list := testrepo.Git(t, repo, "worktree", "list", "--porcelain")
 			if !strings.Contains(list, "HEAD "+commit+"\ndetached\nlocked gitnfs: ") {
 				t.Errorf("git worktree list does not show the export's worktree detached at %s, locked:\n%s", commit, list)

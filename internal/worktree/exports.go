@@ -151,6 +151,9 @@ func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree) error 
 			return err
 		}
 		m.admin = a
+		if err := ExcludeSillyRenames(x.commonDir); err != nil {
+			return err
+		}
 		if err := a.WriteIndex(ix); err != nil {
 			return err
 		}
