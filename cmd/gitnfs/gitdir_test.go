@@ -157,7 +157,7 @@ func gitEnvRun(t *testing.T, dir string, env []string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir), env...)
+	cmd.Env = append(append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "GITNFS_OVERLAY_TEST_AS_GITNFS=1"), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -314,6 +314,8 @@ func TestServeGitDir(t *testing.T) {
 		testrepo.Git(t, repo, "worktree", "prune")
 	})
 
+	t.Run("fsmonitor", func(t *testing.T) { testServedFSMonitor(t, repo, commit) })
+
 	t.Run("remove-git-dir", func(t *testing.T) {
 		addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--listen", "127.0.0.1:0", "--remove-git-dir")
 		if cmd == nil {
@@ -358,4 +360,82 @@ func TestServeGitDir(t *testing.T) {
 			t.Errorf("--no-git-dir: LOOKUP .git: %v, want NOENT (listing %v)", err, names)
 		}
 	})
+}
+
+// testServedFSMonitor: a --follow export's worktree asks gitnfs's hook,
+// which answers from the server's journal on loopback. In a directory
+// whose .git is the export's (its files a checkout of the commit, their
+// stat data not the index's), git status trusts the served index for
+// every path the journal does not name: a change made behind the server's
+// back stays unseen (proof that git asked the hook and believed it), and
+// after a --follow move exactly the paths the move changed are checked.
+func testServedFSMonitor(t *testing.T, repo, commit string) {
+	addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--follow", "--poll", "20ms", "--listen", "127.0.0.1:0")
+	if cmd == nil {
+		t.Fatalf("gitnfs serve: %s", out)
+	}
+	c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, admin := readGitFile(t, c, "/")
+	if got := strings.TrimSpace(testrepo.Git(t, repo, "config", "--bool", "extensions.worktreeConfig")); got != "true" {
+		t.Errorf("extensions.worktreeConfig is %q in the shared config", got)
+	}
+	w := t.TempDir()
+	archive := filepath.Join(t.TempDir(), "a.tar")
+	testrepo.Git(t, repo, "archive", "-o", archive, commit)
+	if out, err := exec.Command("tar", "-xf", archive, "-C", w).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(w, ".git"), []byte("gitdir: "+admin+"\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	status := func() string {
+		return gitEnvRun(t, w, nil, "status", "--porcelain", "--untracked-files=all")
+	}
+	// Behind the server's back: no journal entry.
+	if err := os.WriteFile(filepath.Join(w, "README"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(); got != "" {
+		t.Fatalf("git status in the worktree, before any move:\n%s\nwant nothing (the hook names no path)", got)
+	}
+	next := map[string]testrepo.File{}
+	for p, f := range gitDirFiles {
+		next[p] = f
+	}
+	next["src/main.c"] = testrepo.File{Mode: "100644", Data: []byte("int main(){return 2;}\n")}
+	next["added.txt"] = testrepo.File{Mode: "100644", Data: []byte("added\n")}
+	moved := testrepo.CommitAt(t, repo, next, "three", "2024-03-04T05:06:07Z")
+	defer testrepo.Git(t, repo, "reset", "-q", "--soft", commit)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		b, _ := os.ReadFile(filepath.Join(admin, "HEAD"))
+		if strings.TrimSpace(string(b)) == moved {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the admin directory's HEAD is %q, not %s", b, moved)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The mount now shows the new tree: so does w, but for a change to a
+	// path the move changed, made behind the server's back.
+	testrepo.Git(t, repo, "archive", "-o", archive, moved)
+	if out, err := exec.Command("tar", "-xf", archive, "-C", w).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(w, "README"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w, "src/main.c"), []byte("changed too\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := status(), " M src/main.c\n"; got != want {
+		t.Errorf("git status after the move:\n%s\nwant\n%s(the move's paths checked, README still trusted)", got, want)
+	}
+	if got := strings.TrimSpace(gitEnvRun(t, w, nil, "rev-parse", "HEAD")); got != moved {
+		t.Errorf("HEAD in the worktree is %s, want %s", got, moved)
+	}
 }

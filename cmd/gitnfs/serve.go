@@ -256,7 +256,17 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	// none yet (its git state, a merge in progress, is issue 22's).
 	var gitDirs *worktree.Exports
 	if !f.noGitDir {
-		gitDirs = worktree.NewExports(store, l.Addr().String(), "served by gitnfs (pid "+strconv.Itoa(os.Getpid())+") on "+l.Addr().String(), log)
+		// git runs the hook in the mount: this very program, by its
+		// absolute path (a PATH lookup could find another gitnfs).
+		var hook []string
+		if exe, err := os.Executable(); err == nil {
+			hook = []string{exe, "fsmonitor-hook"}
+		}
+		gitDirs = worktree.NewExports(store, l.Addr().String(), worktree.ExportsOptions{
+			Reason:        "served by gitnfs (pid " + strconv.Itoa(os.Getpid()) + ") on " + l.Addr().String(),
+			FSMonitorHook: hook,
+			Log:           log,
+		})
 		layers.GitFile = gitDirs.GitFile
 		defer func() {
 			if cerr := gitDirs.Close(f.removeGitDir); cerr != nil {

@@ -1,13 +1,23 @@
 package worktree
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/gitnfs/gitnfs/internal/fsmonitor"
 	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/tree/gitindex"
 	"github.com/gitnfs/gitnfs/vfs"
 )
 
@@ -22,20 +32,21 @@ type Tree interface {
 // based is a writable layer over a tree (overlay.FS).
 type based interface{ Base() vfs.FS }
 
-// treeOf is the tree below fs's writable layer, or nil when fs serves no
-// plain tree (the merge view: its git state is issue 22's).
-func treeOf(fs vfs.FS) Tree {
+// treeOf is the tree below fs's writable layer (overlaid: there is one),
+// or nil when fs serves no plain tree (the merge view: its git state is
+// issue 22's).
+func treeOf(fs vfs.FS) (t Tree, overlaid bool) {
 	for fs != nil {
 		if t, ok := fs.(Tree); ok {
-			return t
+			return t, overlaid
 		}
 		b, ok := fs.(based)
 		if !ok {
-			return nil
+			return nil, false
 		}
-		fs = b.Base()
+		fs, overlaid = b.Base(), true
 	}
-	return nil
+	return nil, false
 }
 
 // Exports makes the admin directories of one server's exports, each when
@@ -47,26 +58,55 @@ type Exports struct {
 	commonDir string
 	server    string // what tells this server's exports from another's: its address
 	reason    string
+	hook      []string
 	log       *slog.Logger
 
-	mu   sync.Mutex
-	made map[string]*made // by admin name
+	mu       sync.Mutex
+	made     map[string]*made   // by export key
+	monitor  *fsmonitor.Service // started with the first journal
+	instance string             // tells this server's tokens from another's
 }
 
 type made struct {
-	admin  *Admin
-	commit plumbing.Hash // HEAD as last written
-	failed bool          // logged once
+	admin   *Admin
+	commit  plumbing.Hash // HEAD as last written
+	root    plumbing.Hash // its tree
+	journal *fsmonitor.Journal
+	failed  bool // logged once
 }
+
+// ExportsOptions say what an export's admin directory holds beyond HEAD
+// and the index.
+type ExportsOptions struct {
+	// Reason is what `git worktree list` shows beside "locked".
+	Reason string
+	// FSMonitorHook is the command line of the fsmonitor hook (`gitnfs
+	// fsmonitor-hook`), set in each read-only export's config.worktree;
+	// nil: no monitor.
+	FSMonitorHook []string
+	Log           *slog.Logger
+}
+
+// FSMonitorAddrFile is the file of an admin directory that holds the
+// address of the server's fsmonitor.Service (read by the hook).
+const FSMonitorAddrFile = "gitnfs-fsmonitor"
+
+// journalLimit bounds each export's journal: a status older than that
+// many changes checks everything.
+const journalLimit = 100_000
 
 // NewExports is the admin directories of the exports of store served at
 // address server (the same address after a restart gives the same
-// directories). reason is what `git worktree list` shows beside "locked".
-func NewExports(store *tree.Store, server, reason string, log *slog.Logger) *Exports {
+// directories).
+func NewExports(store *tree.Store, server string, o ExportsOptions) *Exports {
+	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Exports{store: store, commonDir: store.GitDir(), server: server, reason: reason, log: log, made: map[string]*made{}}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	return &Exports{store: store, commonDir: store.GitDir(), server: server, reason: o.Reason, hook: o.FSMonitorHook,
+		log: log, made: map[string]*made{}, instance: hex.EncodeToString(id[:])}
 }
 
 // exportKey names an export across restarts: the server's address, the
@@ -81,14 +121,14 @@ func (x *Exports) exportKey(fs vfs.FS) string {
 // no commit (a raw tree, the merge view) or a repository without a
 // directory (memory storage).
 func (x *Exports) GitFile(fs vfs.FS) func() ([]byte, error) {
-	t := treeOf(fs)
+	t, overlaid := treeOf(fs)
 	if t == nil || t.Snapshot().Commit.IsZero() || x.commonDir == "" {
 		return nil
 	}
 	key := x.exportKey(fs)
 	content := (&Admin{CommonDir: x.commonDir, Name: Name(x.commonDir, key)}).GitFile()
 	return func() ([]byte, error) {
-		x.ensure(key, t)
+		x.ensure(key, t, !overlaid)
 		return content, nil
 	}
 }
@@ -97,7 +137,7 @@ func (x *Exports) GitFile(fs vfs.FS) func() ([]byte, error) {
 // --follow move, to its new commit if it was made already (else its first
 // read makes it).
 func (x *Exports) Moved(fs vfs.FS) {
-	t := treeOf(fs)
+	t, overlaid := treeOf(fs)
 	if t == nil || x.commonDir == "" {
 		return
 	}
@@ -106,7 +146,7 @@ func (x *Exports) Moved(fs vfs.FS) {
 	_, ok := x.made[key]
 	x.mu.Unlock()
 	if ok {
-		x.ensure(key, t)
+		x.ensure(key, t, !overlaid)
 	}
 }
 
@@ -118,7 +158,12 @@ func (x *Exports) Moved(fs vfs.FS) {
 // A failure is logged once and leaves `.git` served: git then says "not a
 // git repository: PATH" in the mount, and everything else works as
 // without it.
-func (x *Exports) ensure(key string, t Tree) {
+//
+// monitored says the export's changes are all known to the server (a
+// read-only export, whose only changes are --follow moves): it gets a
+// journal and the fsmonitor hook. An overlay's writes are not journaled
+// yet, so an overlay export has no monitor (git checks every file).
+func (x *Exports) ensure(key string, t Tree, monitored bool) {
 	snap := t.Snapshot()
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -130,14 +175,34 @@ func (x *Exports) ensure(key string, t Tree) {
 		m = &made{}
 		x.made[key] = m
 	}
-	if err := x.write(key, m, snap, t); err != nil {
+	if err := x.write(key, m, snap, t, monitored); err != nil {
 		m.failed = true
 		x.log.Warn("the mount's .git names an admin directory that could not be written: git in the mount says \"not a git repository\"",
 			"dir", (&Admin{CommonDir: x.commonDir, Name: Name(x.commonDir, key)}).Dir(), "err", err)
 	}
 }
 
-func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree) error {
+func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree, monitored bool) error {
+	// A --follow move: what it changed is what the hook reports next, to
+	// a status that read the old index (before the new one is written) and
+	// to the first one that reads the new index (after), so that a status
+	// whose refresh wrote an index read before the move over the new one
+	// still checks those paths: recorded on both sides of the write.
+	var moved []string
+	if m.journal != nil {
+		err := x.store.ChangedPaths(m.root, snap.Root, func(p string, gone bool) {
+			if gone {
+				moved = append(moved, p, p+"/")
+			} else {
+				moved = append(moved, p)
+			}
+		})
+		if err != nil {
+			moved = []string{fsmonitor.Everything}
+		}
+		m.journal.Record(moved...)
+		defer func() { m.journal.Record(moved...) }()
+	}
 	ix, err := BuildIndex(x.store, snap.Root, t.TreeAttr)
 	if err != nil {
 		return err
@@ -154,20 +219,103 @@ func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree) error 
 		if err := ExcludeSillyRenames(x.commonDir); err != nil {
 			return err
 		}
-		if err := a.WriteIndex(ix); err != nil {
+		if monitored && len(x.hook) > 0 {
+			if err := x.startMonitor(m); err != nil {
+				x.log.Warn("no fsmonitor for an export: git status checks every file", "dir", a.Dir(), "err", err)
+			}
+		}
+		hook := x.hook
+		if m.journal == nil {
+			hook = nil
+		}
+		if err := a.WriteHookConfig(hook); err != nil {
 			return err
 		}
-		m.commit = snap.Commit
-		return nil
 	}
-	if err := m.admin.WriteIndex(ix); err != nil {
+	if m.journal != nil {
+		// The index names the journal as it is: git's first status asks
+		// the hook what changed since, and checks nothing else.
+		ix.FSMonitorToken = m.journal.Token()
+	}
+	if err := writeIndex(m.admin, ix); err != nil {
 		return err
 	}
 	if err := m.admin.SetHead(snap.Commit); err != nil {
 		return err
 	}
-	m.commit = snap.Commit
+	m.commit, m.root = snap.Commit, snap.Root
 	return nil
+}
+
+// writeIndex writes the index, waiting a while for a git command that
+// holds index.lock (a status refreshing it) to let it go.
+func writeIndex(a *Admin, ix *gitindex.Index) error {
+	var err error
+	for range 100 {
+		if err = a.WriteIndex(ix); !errors.Is(err, gitindex.ErrLocked) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return err
+}
+
+// startMonitor gives the export a journal, served by the server's
+// fsmonitor.Service (started by the first), and records the service's
+// address in the admin directory for the hook. git reads the worktree's
+// config.worktree only with extensions.worktreeConfig in the shared
+// config: it is turned on in a repository with a work tree (where it
+// changes nothing else); a bare repository's core.bare=true would then
+// apply to every linked worktree of the user's, so a bare repository
+// without the extension gets no monitor.
+func (x *Exports) startMonitor(m *made) error {
+	if err := enableWorktreeConfig(x.commonDir); err != nil {
+		return err
+	}
+	if x.monitor == nil {
+		s, err := fsmonitor.Listen()
+		if err != nil {
+			return err
+		}
+		x.monitor = s
+	}
+	j := fsmonitor.NewJournal(x.instance, journalLimit)
+	if err := m.admin.write(FSMonitorAddrFile, []byte(x.monitor.Addr()+"\n")); err != nil {
+		return err
+	}
+	x.monitor.Add(m.admin.Name, j)
+	m.journal = j
+	return nil
+}
+
+// enableWorktreeConfig sets extensions.worktreeConfig in the repository's
+// shared config (through git, which owns the file), unless it is set.
+func enableWorktreeConfig(commonDir string) error {
+	get := func(key string) string {
+		out, _ := exec.Command("git", "--git-dir="+commonDir, "config", "--bool", key).Output()
+		return strings.TrimSpace(string(out))
+	}
+	if get("extensions.worktreeConfig") == "true" {
+		return nil
+	}
+	if get("core.bare") == "true" {
+		return errors.New("a bare repository without extensions.worktreeConfig (setting it would make core.bare=true apply to its linked worktrees)")
+	}
+	out, err := exec.Command("git", "--git-dir="+commonDir, "config", "extensions.worktreeConfig", "true").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("git config extensions.worktreeConfig true: %v: %s", err, out)
+	}
+	return nil
+}
+
+// FSMonitorAddr is the address of the fsmonitor service recorded in the
+// admin directory gitDir.
+func FSMonitorAddr(gitDir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(gitDir, FSMonitorAddrFile))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 // Close ends this server's hold on every admin directory it made: removed
@@ -192,6 +340,10 @@ func (x *Exports) Close(remove bool) error {
 			first = err
 		}
 		delete(x.made, key)
+	}
+	if x.monitor != nil {
+		x.monitor.Close()
+		x.monitor = nil
 	}
 	return first
 }
