@@ -80,9 +80,6 @@ func (f *FS) Abilities() vfs.Abilities {
 	return a
 }
 
-// Below is the FS this layer decorates.
-func (f *FS) Below() vfs.FS { return f.below.FS }
-
 // mine reports whether n is a node of this layer: a path of its entries
 // whose fileid counts from base. A node of the tree's own .gitnfs (a tree
 // that has one, an overlay directory renamed away from it) has the same
