@@ -142,9 +142,7 @@ func parseLsFilesDebug(t *testing.T, out string) map[string]string {
 			path, fields = line, nil
 			continue
 		}
-		for _, f := range strings.Fields(strings.ReplaceAll(line, "\t", " ")) {
-			fields = append(fields, f)
-		}
+		fields = append(fields, strings.Fields(line)...)
 		if fields[len(fields)-2] == "flags:" {
 			fields = fields[:len(fields)-2]
 		}
