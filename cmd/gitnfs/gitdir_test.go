@@ -206,8 +206,22 @@ func TestServeGitDir(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if _, err := c.Mount("/"); err != nil {
+			top, err := c.Mount(tc.export)
+			if err != nil {
 				t.Fatal(err)
+			}
+			// A walk of the tree lists .git (no attributes: a client
+			// that needs them looks it up) and makes nothing.
+			ents, _, err := c.ReaddirplusAll(top, 65536)
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := false
+			for _, e := range ents {
+				listed = listed || e.Name == ".git"
+			}
+			if !listed {
+				t.Errorf("the root's listing has no .git")
 			}
 			if d := adminDirs(t, common); len(d) != 0 {
 				t.Fatalf("admin directories before .git was read: %v", d)

@@ -212,6 +212,9 @@ func (f *FS) Attr(n vfs.Node) (vfs.Attr, error) {
 // to size as to list; the tree's nodes are as the FS below inlines them
 // (not at all without an InlineAttrer).
 func (f *FS) InlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
+	if f.mine(n) && n.Path == GitFile {
+		return vfs.Attr{}, false, nil // as its listing says (gitListingAttr)
+	}
 	if f.mine(n) {
 		a, err := f.attrOwn(n)
 		return a, err == nil, err
