@@ -327,6 +327,7 @@ func TestServeGitDir(t *testing.T) {
 	})
 
 	t.Run("fsmonitor", func(t *testing.T) { testServedFSMonitor(t, repo, commit) })
+	t.Run("fsmonitor overlay", func(t *testing.T) { testOverlayFSMonitor(t, repo, commit) })
 
 	t.Run("remove-git-dir", func(t *testing.T) {
 		addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--listen", "127.0.0.1:0", "--remove-git-dir")
@@ -449,5 +450,63 @@ func testServedFSMonitor(t *testing.T, repo, commit string) {
 	}
 	if got := strings.TrimSpace(gitEnvRun(t, w, nil, "rev-parse", "HEAD")); got != moved {
 		t.Errorf("HEAD in the worktree is %s, want %s", got, moved)
+	}
+}
+
+// testOverlayFSMonitor: an --overlay export's hook answers "/" (check
+// everything) to git's first query and after every write through NFS, and
+// nothing while nothing was written: a change behind the server's back is
+// unseen until a write through the export makes git check every file.
+func testOverlayFSMonitor(t *testing.T, repo, commit string) {
+	addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--overlay", filepath.Join(t.TempDir(), "ov"), "--listen", "127.0.0.1:0")
+	if cmd == nil {
+		t.Fatalf("gitnfs serve: %s", out)
+	}
+	c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	root, admin := readGitFile(t, c, "/")
+	w := t.TempDir()
+	archive := filepath.Join(t.TempDir(), "a.tar")
+	testrepo.Git(t, repo, "archive", "-o", archive, commit)
+	if out, err := exec.Command("tar", "-xf", archive, "-C", w).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(w, ".git"), []byte("gitdir: "+admin+"\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	status := func() string {
+		return gitEnvRun(t, w, nil, "status", "--porcelain", "--untracked-files=all")
+	}
+	// The index carries no token: the first status checks every file.
+	if err := os.WriteFile(filepath.Join(w, "docs/a/b.md"), []byte("before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(); got != " M docs/a/b.md\n" {
+		t.Fatalf("first git status:\n%s\nwant docs/a/b.md modified (a full check)", got)
+	}
+	// git marks an entry valid for the monitor when a status finds its
+	// stat data matching: the second status, after the first refreshed
+	// them (GIT_TRACE_FSMONITOR: mark_fsmonitor_clean).
+	if got := status(); got != " M docs/a/b.md\n" {
+		t.Fatalf("second git status:\n%s", got)
+	}
+	if err := os.WriteFile(filepath.Join(w, "README"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(); got != " M docs/a/b.md\n" {
+		t.Fatalf("git status with no write through the export:\n%s\nwant README unseen (the hook names nothing)", got)
+	}
+	created, err := c.Create(root, "made.txt", 0, nfsclient.Sattr{}, [8]byte{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(created.Handle, 0, []byte("x"), 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(); got != " M README\n M docs/a/b.md\n" {
+		t.Errorf("git status after a write through the export:\n%s\nwant README seen too (the hook said /)", got)
 	}
 }

@@ -268,6 +268,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 			Log:           log,
 		})
 		layers.GitFile = gitDirs.GitFile
+		layers.Changed = gitDirs.Changed
 		defer func() {
 			if cerr := gitDirs.Close(f.removeGitDir); cerr != nil {
 				log.Warn("an export's admin directory was left as it was", "err", cerr)

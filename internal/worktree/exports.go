@@ -61,6 +61,10 @@ type Exports struct {
 	hook      []string
 	log       *slog.Logger
 
+	// journals are the monitored exports' journals by export key, apart
+	// from mu: a write records in one without waiting for an index build.
+	journals sync.Map
+
 	mu       sync.Mutex
 	made     map[string]*made   // by export key
 	monitor  *fsmonitor.Service // started with the first journal
@@ -128,8 +132,27 @@ func (x *Exports) GitFile(fs vfs.FS) func() ([]byte, error) {
 	key := x.exportKey(fs)
 	content := (&Admin{CommonDir: x.commonDir, Name: Name(x.commonDir, key)}).GitFile()
 	return func() ([]byte, error) {
-		x.ensure(key, t, !overlaid)
+		x.ensure(key, t, overlaid)
 		return content, nil
+	}
+}
+
+// Changed is stack.Stack.Changed: for an export with an overlay, what its
+// every write calls, telling the export's journal (once made) that
+// anything may have changed. The overlay's writes carry no reliable
+// path here (a handle may name a file renamed since), so the hook's next
+// answer is "/" and git checks every file by its stat data, as it would
+// without a monitor; a status with no write since its last costs nothing.
+func (x *Exports) Changed(fs vfs.FS) func() {
+	t, overlaid := treeOf(fs)
+	if t == nil || !overlaid || len(x.hook) == 0 || x.commonDir == "" {
+		return nil
+	}
+	key := x.exportKey(fs)
+	return func() {
+		if j, ok := x.journals.Load(key); ok {
+			j.(*fsmonitor.Journal).Record(fsmonitor.Everything)
+		}
 	}
 }
 
@@ -146,7 +169,7 @@ func (x *Exports) Moved(fs vfs.FS) {
 	_, ok := x.made[key]
 	x.mu.Unlock()
 	if ok {
-		x.ensure(key, t, !overlaid)
+		x.ensure(key, t, overlaid)
 	}
 }
 
@@ -159,11 +182,10 @@ func (x *Exports) Moved(fs vfs.FS) {
 // git repository: PATH" in the mount, and everything else works as
 // without it.
 //
-// monitored says the export's changes are all known to the server (a
-// read-only export, whose only changes are --follow moves): it gets a
-// journal and the fsmonitor hook. An overlay's writes are not journaled
-// yet, so an overlay export has no monitor (git checks every file).
-func (x *Exports) ensure(key string, t Tree, monitored bool) {
+// overlaid says the export is writable: its journal learns of writes from
+// Changed, and its index carries no token (git's first status then checks
+// every file: the overlay may hold changes from before).
+func (x *Exports) ensure(key string, t Tree, overlaid bool) {
 	snap := t.Snapshot()
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -175,14 +197,14 @@ func (x *Exports) ensure(key string, t Tree, monitored bool) {
 		m = &made{}
 		x.made[key] = m
 	}
-	if err := x.write(key, m, snap, t, monitored); err != nil {
+	if err := x.write(key, m, snap, t, overlaid); err != nil {
 		m.failed = true
 		x.log.Warn("the mount's .git names an admin directory that could not be written: git in the mount says \"not a git repository\"",
 			"dir", (&Admin{CommonDir: x.commonDir, Name: Name(x.commonDir, key)}).Dir(), "err", err)
 	}
 }
 
-func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree, monitored bool) error {
+func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree, overlaid bool) error {
 	// A --follow move: what it changed is what the hook reports next, to
 	// a status that read the old index (before the new one is written) and
 	// to the first one that reads the new index (after), so that a status
@@ -219,8 +241,8 @@ func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree, monito
 		if err := ExcludeSillyRenames(x.commonDir); err != nil {
 			return err
 		}
-		if monitored && len(x.hook) > 0 {
-			if err := x.startMonitor(m); err != nil {
+		if len(x.hook) > 0 {
+			if err := x.startMonitor(key, m); err != nil {
 				x.log.Warn("no fsmonitor for an export: git status checks every file", "dir", a.Dir(), "err", err)
 			}
 		}
@@ -232,7 +254,7 @@ func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree, monito
 			return err
 		}
 	}
-	if m.journal != nil {
+	if m.journal != nil && !overlaid {
 		// The index names the journal as it is: git's first status asks
 		// the hook what changed since, and checks nothing else.
 		ix.FSMonitorToken = m.journal.Token()
@@ -268,7 +290,7 @@ func writeIndex(a *Admin, ix *gitindex.Index) error {
 // changes nothing else); a bare repository's core.bare=true would then
 // apply to every linked worktree of the user's, so a bare repository
 // without the extension gets no monitor.
-func (x *Exports) startMonitor(m *made) error {
+func (x *Exports) startMonitor(key string, m *made) error {
 	if err := enableWorktreeConfig(x.commonDir); err != nil {
 		return err
 	}
@@ -285,6 +307,7 @@ func (x *Exports) startMonitor(m *made) error {
 	}
 	x.monitor.Add(m.admin.Name, j)
 	m.journal = j
+	x.journals.Store(key, j)
 	return nil
 }
 
