@@ -329,6 +329,43 @@ func TestServeGitDir(t *testing.T) {
 	t.Run("fsmonitor", func(t *testing.T) { testServedFSMonitor(t, repo, commit) })
 	t.Run("fsmonitor overlay", func(t *testing.T) { testOverlayFSMonitor(t, repo, commit) })
 
+	// A commit no ref names, served as a REV: export: with its .git read,
+	// git fsck is clean and git gc --prune=now keeps it (its worktree's
+	// HEAD and index name it); with --no-git-dir gc prunes it.
+	for _, keep := range []bool{true, false} {
+		t.Run(fmt.Sprintf("gc keeps=%v", keep), func(t *testing.T) {
+			blob := strings.TrimSpace(testrepo.Git2(t, repo, []byte(fmt.Sprintf("dangling %v\n", keep)), "hash-object", "-w", "--stdin"))
+			sub := strings.TrimSpace(testrepo.Git2(t, repo, []byte("100644 blob "+blob+"\tonly-here\n"), "mktree"))
+			dangling := strings.TrimSpace(testrepo.Git(t, repo, "commit-tree", sub, "-m", "on no ref"))
+			args := []string{"serve", "--repo", repo, "--listen", "127.0.0.1:0"}
+			if !keep {
+				args = append(args, "--no-git-dir")
+			}
+			addr, cmd, out := startGitnfs(t, args...)
+			if cmd == nil {
+				t.Fatalf("gitnfs serve: %s", out)
+			}
+			c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if keep {
+				readGitFile(t, c, "/"+dangling+":")
+				testrepo.Git(t, repo, "fsck", "--no-progress")
+			}
+			testrepo.Git(t, repo, "gc", "-q", "--prune=now")
+			_, err = testrepo.GitErr(repo, nil, "cat-file", "-e", dangling)
+			_, berr := testrepo.GitErr(repo, nil, "cat-file", "-e", blob)
+			if keep && (err != nil || berr != nil) {
+				t.Errorf("git gc pruned the served commit (%v) or its blob (%v)", err, berr)
+			}
+			if !keep && (err == nil || berr == nil) {
+				t.Errorf("without .git, git gc kept the commit on no ref: the test cannot tell")
+			}
+		})
+	}
+
 	t.Run("remove-git-dir", func(t *testing.T) {
 		addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--listen", "127.0.0.1:0", "--remove-git-dir")
 		if cmd == nil {
