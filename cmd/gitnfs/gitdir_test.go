@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -545,5 +546,31 @@ func testOverlayFSMonitor(t *testing.T, repo, commit string) {
 	}
 	if got := status(); got != " M README\n M docs/a/b.md\n" {
 		t.Errorf("git status after a write through the export:\n%s\nwant README seen too (the hook said /)", got)
+	}
+}
+
+// TestMountServerRemovesGitDir: the server gitnfs mount starts is told to
+// remove its exports' admin directories when it stops (gitnfs umount, the
+// end of the mount: the export is gone for good), and a user's own
+// --remove-git-dir=false wins.
+func TestMountServerRemovesGitDir(t *testing.T) {
+	serveCmd, _ := newServeWithFlags()
+	args, err := serveArgs(serveCmd.Flags())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(args, "--remove-git-dir") {
+		t.Errorf("gitnfs mount runs %q: no --remove-git-dir", args)
+	}
+	serveCmd, _ = newServeWithFlags()
+	if err := serveCmd.Flags().Parse([]string{"--remove-git-dir=false"}); err != nil {
+		t.Fatal(err)
+	}
+	args, err = serveArgs(serveCmd.Flags())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(args, "--remove-git-dir") || !slices.Contains(args, "--remove-git-dir=false") {
+		t.Errorf("with --remove-git-dir=false gitnfs mount runs %q", args)
 	}
 }
