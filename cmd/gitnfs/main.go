@@ -47,6 +47,6 @@ serve prints the exact mount command for Linux and macOS.`,
 		Version: versionString(),
 	}
 	root.SetVersionTemplate("gitnfs {{.Version}}\n")
-	root.AddCommand(newServe(), newMount(), newUmount(), newStats(), newStatus(), newCommit(), newConflicts(), newVersion())
+	root.AddCommand(newServe(), newMount(), newUmount(), newStats(), newStatus(), newCommit(), newConflicts(), newVersion(), newFSMonitorHook())
 	return root
 }

@@ -141,7 +141,7 @@ func mountExport(fs *pflag.FlagSet) mount.Export {
 
 // serveArgs returns the serve command line for the flags given to mount:
 // --repo always (absolute: a background server runs in /), every other flag
-// only when set, paths made absolute.
+// only when set, paths made absolute, and --remove-git-dir.
 func serveArgs(fs *pflag.FlagSet) ([]string, error) {
 	args := []string{"serve"}
 	var names []string
@@ -167,6 +167,11 @@ func serveArgs(fs *pflag.FlagSet) ([]string, error) {
 			v = abs
 		}
 		args = append(args, "--"+n+"="+v)
+	}
+	if fl := fs.Lookup("remove-git-dir"); fl != nil && !fl.Changed {
+		// The export ends with this mount: its admin directory goes too
+		// (internal/worktree), instead of waiting for a restart.
+		args = append(args, "--remove-git-dir")
 	}
 	return args, nil
 }

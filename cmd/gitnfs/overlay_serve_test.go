@@ -22,7 +22,10 @@ import (
 // GITNFS_OVERLAY_TEST_AS_GITNFS=1 and a gitnfs command line (a real
 // server process that the kill -9 test can kill).
 func init() {
-	if os.Getenv("GITNFS_OVERLAY_TEST_AS_GITNFS") != "1" || len(os.Args) < 2 || strings.HasPrefix(os.Args[1], "-test.") {
+	// fsmonitor-hook: git runs the server's executable, this binary, as
+	// the hook of a served worktree (gitdir_test.go), with git's env.
+	asHook := len(os.Args) > 1 && os.Args[1] == "fsmonitor-hook"
+	if !asHook && (os.Getenv("GITNFS_OVERLAY_TEST_AS_GITNFS") != "1" || len(os.Args) < 2 || strings.HasPrefix(os.Args[1], "-test.")) {
 		return
 	}
 	root := newRoot()

@@ -26,6 +26,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/overlay"
 	"github.com/gitnfs/gitnfs/internal/revisions"
 	"github.com/gitnfs/gitnfs/internal/stack"
+	"github.com/gitnfs/gitnfs/internal/worktree"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/nfs"
 	"github.com/gitnfs/gitnfs/stats"
@@ -60,6 +61,8 @@ type serveFlags struct {
 	fetchWait         time.Duration
 	listWithoutSizes  bool
 	revisions         string
+	noGitDir          bool
+	removeGitDir      bool
 }
 
 func newServe() *cobra.Command {
@@ -129,6 +132,9 @@ is the user who ran it, and that user is admitted beside root.`,
 	fl.DurationVar(&f.fetchWait, "fetch-wait", nfs.DefaultFetchWait, "a partial clone: how long a request waits for the objects it needs to be fetched before it is answered NFS3ERR_JUKEBOX (the Linux client then retries in 5 s), at most 30s (0: answer JUKEBOX at once)")
 	fl.BoolVar(&f.listWithoutSizes, "list-without-sizes", false, "a partial clone whose remote does not serve object-info: list a directory's missing files without attributes (their first stat fetches the directory) instead of fetching the directory's missing files when it is first listed")
 	fl.StringVar(&f.revisions, "revisions", "all", "which other revisions may be mounted (MOUNT of /REV: or /REV:PATH) and browsed (.gitnfs/rev in every mount): all, none, or comma-separated patterns over full ref names as git for-each-ref takes them (refs/tags/*,refs/heads/main): a revision is served when a matching ref names its commit")
+	fl.BoolVar(&f.noGitDir, "no-git-dir", false, "serve no .git file at the root of the exports: by default each export of a commit (not --merge's) is a locked linked worktree of the repository, its admin directory $GIT_COMMON_DIR/worktrees/gitnfs-* made when a client first reads .git")
+	fl.BoolVar(&f.removeGitDir, "remove-git-dir", false, "on a clean stop, remove the exports' admin directories instead of unlocking them (gitnfs mount's server: its export is gone for good)")
+	_ = fl.MarkHidden("remove-git-dir")
 	fl.StringVar(&f.statsJSON, "stats-json", "", "on exit, write the op census as JSON to this file")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and the census (/census, /census.json, POST /reset) on this address")
 	return cmd, f
@@ -234,6 +240,41 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 			log.Warn("--allow-remote without --revisions: every revision of the repository can be mounted by anyone who reaches the port (limit them with --revisions refs/tags/*, or --revisions none)")
 		}
 	}
+	// The listener first: an export's admin directory is named by the
+	// server's address (the same after a restart).
+	l, err := listen(f.listen)
+	if err != nil {
+		return err
+	}
+	if err := nfs.CheckListenAddr(l.Addr().String(), f.allowRemote); err != nil {
+		l.Close()
+		return err
+	}
+	// .git in every export of a commit (internal/worktree): its admin
+	// directory is made when a client first reads it, never here, so that
+	// the server is ready as fast as without it. The merge view serves
+	// none yet (its git state, a merge in progress, is issue 22's).
+	var gitDirs *worktree.Exports
+	if !f.noGitDir {
+		// git runs the hook in the mount: this very program, by its
+		// absolute path (a PATH lookup could find another gitnfs).
+		var hook []string
+		if exe, err := os.Executable(); err == nil {
+			hook = []string{exe, "fsmonitor-hook"}
+		}
+		gitDirs = worktree.NewExports(store, l.Addr().String(), worktree.ExportsOptions{
+			Reason:        "served by gitnfs (pid " + strconv.Itoa(os.Getpid()) + ") on " + l.Addr().String(),
+			FSMonitorHook: hook,
+			Log:           log,
+		})
+		layers.GitFile = gitDirs.GitFile
+		layers.Changed = gitDirs.Changed
+		defer func() {
+			if cerr := gitDirs.Close(f.removeGitDir); cerr != nil {
+				log.Warn("an export's admin directory was left as it was", "err", cerr)
+			}
+		}()
+	}
 	srv := nfs.NewServer(layers.Export(served), nfs.Options{
 		Revisions:     revs,
 		AllowUIDs:     cfg.allowUIDs,
@@ -246,14 +287,6 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		Census:        census,
 		Log:           log,
 	})
-	l, err := listen(f.listen)
-	if err != nil {
-		return err
-	}
-	if err := nfs.CheckListenAddr(l.Addr().String(), f.allowRemote); err != nil {
-		l.Close()
-		return err
-	}
 	var remote []string
 	if h, _, _ := net.SplitHostPort(l.Addr().String()); mount.Wildcard(h) {
 		ifAddrs, _ := net.InterfaceAddrs() // without them, only the loopback line
@@ -321,7 +354,12 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 			return nil
 		}, follow.Options{Poll: f.poll, Log: log, Stats: &census.Internal})
 	case f.follow:
-		go follow.Run(ctx, store, fsys, func(next *gitfs.FS) { srv.SetFS(layers.Export(next)) },
+		go follow.Run(ctx, store, fsys, func(next *gitfs.FS) {
+			srv.SetFS(layers.Export(next))
+			if gitDirs != nil {
+				gitDirs.Moved(next)
+			}
+		},
 			follow.Options{Rev: f.rev, Poll: f.poll, Log: log, Stats: &census.Internal})
 	}
 	usr1 := make(chan os.Signal, 1)

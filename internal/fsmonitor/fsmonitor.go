@@ -97,6 +97,10 @@ func (j *Journal) Since(token string) (now string, paths []string) {
 	seen := map[string]bool{}
 	// changes[k] is numbered dropped+1+k.
 	for _, c := range j.changes[seq-j.dropped:] {
+		if c.path == Everything {
+			// git reads "/" as "everything" only as the first path.
+			return now, []string{Everything}
+		}
 		if !seen[c.path] {
 			seen[c.path] = true
 			paths = append(paths, c.path)

@@ -152,3 +152,11 @@ func (f *FS) walkAll() error {
 	}
 	return walk(f.snap.Root, "", f.rootID)
 }
+
+// TreeAttr is the attributes the export serves for the tree entry e at
+// path as this snapshot has it (size: the blob's, or -1 to read it): the
+// stat data a client finds for the file while nothing changed it, which
+// is what an index of the export must hold (internal/worktree).
+func (f *FS) TreeAttr(path string, e tree.Entry, size int64) (vfs.Attr, error) {
+	return f.attr(vfs.FileIDFrom(f.rootID, path), e, "", path, size)
+}

@@ -27,6 +27,9 @@ type Stack struct {
 	// the root of the export whose FS (below every layer) is fs
 	// (synthetic.Options.GitFile); nil, the default: no .git.
 	GitFile func(fs vfs.FS) func() ([]byte, error)
+	// Changed, when set, gives the function told of every change made
+	// through the export over fs (synthetic.Options.Changed); nil: none.
+	Changed func(fs vfs.FS) func()
 	Log     *slog.Logger
 }
 
@@ -38,6 +41,9 @@ func (s *Stack) Export(fs vfs.FS) vfs.FS {
 	opts := synthetic.Options{Revisions: s.Revisions, Log: s.Log}
 	if s.GitFile != nil {
 		opts.GitFile = s.GitFile(fs)
+	}
+	if s.Changed != nil {
+		opts.Changed = s.Changed(fs)
 	}
 	return synthetic.New(fs, opts)
 }

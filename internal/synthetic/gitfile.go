@@ -113,10 +113,14 @@ type gitListingAttr struct {
 	below vfs.AttrLister
 }
 
+// InlineAttr: .git is listed without its attributes (a client that
+// needs them looks it up), so that listing the root never calls
+// Options.GitFile, whose first call may do real work (internal/worktree
+// makes the export's admin directory then): a walk of the tree is not a
+// use of git.
 func (g gitListingAttr) InlineAttr(i int) (vfs.Attr, bool, error) {
 	if i == g.n {
-		a, err := g.f.attrGitFile(g.node)
-		return a, err == nil, err
+		return vfs.Attr{}, false, nil
 	}
 	return g.below.InlineAttr(i)
 }

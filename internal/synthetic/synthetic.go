@@ -32,6 +32,11 @@ type Options struct {
 	// the bytes it returns (a linked worktree's "gitdir: PATH"): listed,
 	// unlike .gitnfs, so that git finds it. nil: no .git.
 	GitFile func() ([]byte, error)
+	// Changed, when set, is called after every change through the
+	// export's vfs.Writable (made or failed: a failed rename may have
+	// done part of its work), for a journal of the export's changes
+	// (internal/worktree: git's fsmonitor hook).
+	Changed func()
 	Log     *slog.Logger
 }
 
@@ -42,6 +47,7 @@ type FS struct {
 	base    uint64
 	revs    vfs.Revisions          // nil: no hidden directory
 	gitFile func() ([]byte, error) // nil: no .git
+	changed func()                 // nil: no one to tell
 	log     *slog.Logger
 	// long notes the directories too deep for their path to ride in a
 	// handle (a ref name of 36 bytes or more).
@@ -51,14 +57,14 @@ type FS struct {
 // New is below with the synthetic entries opts asks for; below itself
 // when it asks for none (no layer, no cost).
 func New(below vfs.FS, opts Options) vfs.FS {
-	if opts.Revisions == nil && opts.GitFile == nil {
+	if opts.Revisions == nil && opts.GitFile == nil && opts.Changed == nil {
 		return below
 	}
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &FS{below: vfs.AbilitiesOf(below), base: vfs.SyntheticRoot(below.Root().ID), revs: opts.Revisions, gitFile: opts.GitFile, log: log}
+	return &FS{below: vfs.AbilitiesOf(below), base: vfs.SyntheticRoot(below.Root().ID), revs: opts.Revisions, gitFile: opts.GitFile, changed: opts.Changed, log: log}
 }
 
 var (
@@ -228,6 +234,9 @@ func (f *FS) Attr(n vfs.Node) (vfs.Attr, error) {
 // to size as to list; the tree's nodes are as the FS below inlines them
 // (not at all without an InlineAttrer).
 func (f *FS) InlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
+	if f.mine(n) && n.Path == GitFile {
+		return vfs.Attr{}, false, nil // as its listing says (gitListingAttr)
+	}
 	if f.mine(n) {
 		a, err := f.attrOwn(n)
 		return a, err == nil, err

@@ -20,13 +20,29 @@ import (
 // config to the main worktree's config.worktree, as git's own
 // init_worktree_config (git sparse-checkout) moves it.
 func (a *Admin) WriteConfig(fsmonitorHook string) error {
+	if fsmonitorHook == "" {
+		return a.WriteHookConfig(nil)
+	}
+	return a.WriteHookConfig([]string{fsmonitorHook})
+}
+
+// WriteHookConfig is WriteConfig with the hook a command line (a program
+// and its first arguments, git appending "2 TOKEN"; nil: no hook), and
+// core.untrackedCache on with it, so that after the first status the
+// untracked scan visits only what the hook reports.
+func (a *Admin) WriteHookConfig(hook []string) error {
 	var b strings.Builder
 	b.WriteString("[core]\n\tbare = false\n")
-	if fsmonitorHook != "" {
+	if len(hook) > 0 {
 		// git runs core.fsmonitor through the shell (run_command's
 		// use_shell): a path with a space is two words unless quoted for
 		// the shell too (measured: "/tmp/a b/hook" ran "/tmp/a").
-		b.WriteString("\tfsmonitor = " + configQuote(shellQuote(fsmonitorHook)) + "\n")
+		words := make([]string, len(hook))
+		for i, w := range hook {
+			words[i] = shellQuote(w)
+		}
+		b.WriteString("\tfsmonitor = " + configQuote(strings.Join(words, " ")) + "\n")
+		b.WriteString("\tuntrackedCache = true\n")
 		b.WriteString("\tfsmonitorHookVersion = 2\n")
 		b.WriteString("[fsmonitor]\n\tallowRemote = true\n")
 	}
