@@ -64,7 +64,8 @@ const (
 type Options struct {
 	// CacheBytes bounds every byte of object data the store keeps in
 	// memory between requests: inflated blobs, decoded trees, delta bases,
-	// open streams and go-git's object cache, split as SplitBudget says.
+	// open streams, go-git's object cache and blob sizes, split as
+	// SplitBudget says.
 	// 0 means 256 MiB.
 	CacheBytes int64
 	// Stats receives internal work counters. nil means a private counter set.
@@ -130,7 +131,7 @@ type shared struct {
 	trees      *shardedLRU[*Listing]
 	treeFlight flight[*Listing]
 
-	sizes sizeCache // blob sizes by id, for calls that size one blob
+	sizes sizeCache // blob sizes by id, for calls that size one blob (bounded: Budget.Sizes)
 
 	wholeMax   int64
 	blobs      *lru[[]byte]
@@ -165,7 +166,7 @@ func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer,
 	if hist <= 0 {
 		hist = min(streamHistory, budget.Streams/maxStreams)
 	}
-	return &Store{stats: st, shared: &shared{
+	sh := &shared{
 		path:     path,
 		id:       id,
 		backends: backends,
@@ -177,7 +178,9 @@ func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer,
 		blobs:    newLRU[[]byte](budget.Blobs),
 		streams:  &streamPool{max: maxStreams, history: hist, budget: budget.Streams},
 		heavy:    newHeavyGate(opts.HeavyReads),
-	}}
+	}
+	sh.sizes.init(budget.Sizes)
+	return &Store{stats: st, shared: sh}
 }
 
 // WithStats is a view of s that counts its work in st: the same objects,

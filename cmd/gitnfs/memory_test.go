@@ -39,7 +39,8 @@ func TestCacheSizeHelpStatesTheSplit(t *testing.T) {
 		got  int64
 	}{
 		{"inflated blobs 1/2", b.Blobs}, {"decoded trees 1/4", b.Trees}, {"delta bases 1/8", b.DeltaBases},
-		{"open streams 1/16", b.Streams}, {"go-git's cache 1/16", b.GoGit},
+		{"open streams 1/16", b.Streams}, {"go-git's cache 1/32", b.GoGit},
+		{"sizes of blobs met one at a time 1/32", b.Sizes},
 	} {
 		if !strings.Contains(usage, share.what) {
 			t.Errorf("--cache-size help does not say %q: %s", share.what, usage)
