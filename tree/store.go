@@ -4,7 +4,6 @@ import (
 	"errors"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
@@ -124,9 +123,6 @@ type shared struct {
 
 	budget Budget
 	bases  *packfile.Bases // delta bases of reads from the mapped packs
-	// mappedOpens counts reads from the mapped packs, to let go of their
-	// pages now and then (openMapped).
-	mappedOpens atomic.Int64
 
 	trees      *shardedLRU[*Listing]
 	treeFlight flight[*Listing]
