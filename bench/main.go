@@ -122,6 +122,9 @@ func run() error {
 			} else {
 				sec.body += fmt.Sprintf("\nAgainst %s (`go run ./bench -rows %s -against %s`, same run): %s %s here, %s there: **%.2fx** (lower is better).\n",
 					*against, s.row, *against, fig.name, fig.format(fig.value), fig.format(baseFig.value), fig.value/baseFig.value)
+				if t := tables[baseBin+" "+s.row]; t != "" {
+					sec.body += fmt.Sprintf("\nThe same at %s:\n\n%s", *against, t)
+				}
 			}
 		}
 		fmt.Fprintf(os.Stderr, "%s\n%s\n", sec.title, sec.body)
@@ -136,6 +139,11 @@ type figure struct {
 	value float64
 	unit  string
 }
+
+// tables holds, by binary and row, the table of a row whose every line is
+// a before/after of its own (the memory rows): with -against it is shown
+// for the other build too, not only the key figure.
+var tables = map[string]string{}
 
 func (f figure) format(v float64) string {
 	if f.unit == "ns" {
