@@ -40,18 +40,25 @@ func rowMemory(work, bin string) (section, figure, error) {
 		repo, what = gen, "generated (16,000 files, 60 commits rewriting them, repacked --depth=50 --window=250)"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Every file of %s read to EOF through one connection (READDIRPLUS walk, 1 MiB READs). Peak RSS is the server's VmHWM; the bound is --cache-size + %d MiB.\n\n", what, memBoundSlack)
-	b.WriteString("| --cache-size | files | bytes | time | peak RSS | bound | within |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "Every file of %s read to EOF through one connection (READDIRPLUS walk), one READ at a time of the size given: 32 KiB is what macOS's client reads unless told otherwise, 1 MiB Linux's. Peak RSS is the server's VmHWM; the bound is --cache-size + %d MiB.\n\n", what, memBoundSlack)
+	var table strings.Builder
+	table.WriteString("| --cache-size | READ size | files | bytes | time | peak RSS | bound | within |\n|---|---|---|---|---|---|---|---|\n")
 	var atDefault float64
 	for _, mib := range []int{32, 256} {
-		r, err := readEverything(bin, repo, fmt.Sprintf("%dMiB", mib))
-		if err != nil {
-			return section{}, figure{}, err
+		for _, readSize := range []uint32{32 << 10, 64 << 10, 1 << 20} {
+			r, err := readEverything(bin, repo, fmt.Sprintf("%dMiB", mib), readSize)
+			if err != nil {
+				return section{}, figure{}, err
+			}
+			bound := float64(mib + memBoundSlack)
+			fmt.Fprintf(&table, "| %d MiB | %d KiB | %d | %d | %v | %.1f MiB | %.0f MiB | %v |\n", mib, readSize>>10, r.files, r.bytes, r.elapsed.Round(time.Millisecond), r.hwmMiB, bound, r.hwmMiB <= bound)
+			// The key figure: the worst of the sweep at the default.
+			if mib == 256 {
+				atDefault = max(atDefault, r.hwmMiB)
+			}
 		}
-		bound := float64(mib + memBoundSlack)
-		fmt.Fprintf(&b, "| %d MiB | %d | %d | %v | %.1f MiB | %.0f MiB | %v |\n", mib, r.files, r.bytes, r.elapsed.Round(time.Millisecond), r.hwmMiB, bound, r.hwmMiB <= bound)
-		atDefault = r.hwmMiB
 	}
+	b.WriteString(table.String())
 	conc, err := concurrentReads(work, bin)
 	if err != nil {
 		return section{}, figure{}, err
@@ -59,7 +66,7 @@ func rowMemory(work, bin string) (section, figure, error) {
 	b.WriteString("\n" + conc)
 	fmt.Fprintf(&b, "\nReproduce: `go run ./bench -rows 8 [-riot PATH]`.\n")
 	return section{"8. Memory inside --cache-size; concurrent reads of big delta blobs", b.String()},
-		figure{"peak RSS at the default cache size", atDefault, "MiB"}, nil
+		figure{"peak RSS at the default cache size (worst READ size)", atDefault, "MiB"}, nil
 }
 
 type readResult struct {
@@ -69,8 +76,8 @@ type readResult struct {
 }
 
 // readEverything serves repo with the given --cache-size and reads every
-// regular file to EOF.
-func readEverything(bin, repo, cacheSize string) (readResult, error) {
+// regular file to EOF in READs of readSize.
+func readEverything(bin, repo, cacheSize string, readSize uint32) (readResult, error) {
 	var r readResult
 	s, err := startServer(bin, repo, "--cache-size", cacheSize)
 	if err != nil {
@@ -87,7 +94,7 @@ func readEverything(bin, repo, cacheSize string) (readResult, error) {
 		if e.Attr == nil || e.Attr.Type != 1 {
 			return nil
 		}
-		data, err := c.ReadAll(e.Handle, 1<<20)
+		data, err := c.ReadAll(e.Handle, readSize)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", path, err)
 		}

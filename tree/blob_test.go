@@ -354,3 +354,29 @@ func TestClose(t *testing.T) {
 		t.Error("read after Close succeeded")
 	}
 }
+
+// TestBigDeltaInSmallReadsResolvedOnce: a packed delta above the
+// whole-blob threshold whose result is more than the streams' share of
+// the budget, read front to back in 32 KiB READs (macOS's client's size),
+// is resolved once: its result is kept in the blob cache, where it fits.
+// The pool closed such a stream after every read, so each READ resolved
+// the delta chain again (RIOT in 32 KiB READs: 577 MB allocated against
+// 344 MB in 1 MiB READs).
+func TestBigDeltaInSmallReadsResolvedOnce(t *testing.T) {
+	f := bigRepo(t)
+	h := f.packedDelta
+	want := f.content[h]
+	// Blobs get 16 MiB (the result fits in half), streams 2 MiB (it does
+	// not fit there).
+	s := openStore(t, f.dir, Options{CacheBytes: 32 << 20, wholeBlobMax: 1 << 20})
+	if int64(len(want)) <= s.budget.Streams || int64(len(want)) > s.budget.Blobs/2 {
+		t.Fatalf("fixture: a %d-byte delta against streams' %d and blobs' %d", len(want), s.budget.Streams, s.budget.Blobs)
+	}
+	const chunk = 32 << 10
+	for off := 0; off < len(want); off += chunk {
+		checkReadAt(t, s, h, want, int64(off), chunk)
+	}
+	if n := s.Stats().BlobStreamsOpened.Load(); n != 1 {
+		t.Errorf("%d READs of 32 KiB opened %d streams (resolving the delta each time); want 1", (len(want)+chunk-1)/chunk, n)
+	}
+}

@@ -21,26 +21,35 @@ type Budget struct {
 	// GoGit: go-git's object cache, which only loose objects and memory
 	// storage still go through (packed objects are read by tree/packfile).
 	GoGit int64
+	// Sizes: blob sizes remembered by id for the calls that size one blob
+	// (GETATTR, LOOKUP, READ; sizecache.go). A listing's own sizes are
+	// part of its cost under Trees.
+	Sizes int64
 }
 
 // SplitBudget divides total: half for blobs, which every READ of a file
 // read in pieces hits; a quarter for listings, which a tree walk revisits;
 // an eighth for delta bases (git's own default is 96 MiB against a 256 MiB
 // window, but a server reading one revision meets each base a few times
-// at most); a sixteenth each for streams and go-git's cache.
+// at most); a sixteenth for streams; a thirty-second each for go-git's
+// cache and for blob sizes (8 MiB at the default: about 100,000 sizes,
+// more than the files a client holds attributes of at once on most trees).
 func SplitBudget(total int64) Budget {
 	b := Budget{
 		Blobs:      total / 2,
 		Trees:      total / 4,
 		DeltaBases: total / 8,
 		Streams:    total / 16,
+		Sizes:      total / 32,
 	}
-	b.GoGit = total - b.Blobs - b.Trees - b.DeltaBases - b.Streams
+	b.GoGit = total - b.Blobs - b.Trees - b.DeltaBases - b.Streams - b.Sizes
 	return b
 }
 
 // Total is what the shares add up to.
-func (b Budget) Total() int64 { return b.Blobs + b.Trees + b.DeltaBases + b.Streams + b.GoGit }
+func (b Budget) Total() int64 {
+	return b.Blobs + b.Trees + b.DeltaBases + b.Streams + b.GoGit + b.Sizes
+}
 
 // listingCost is a decoded tree's memory as the Go heap holds it, not as
 // its fields add up: what the runtime allocated (size classes round up by

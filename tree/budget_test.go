@@ -14,7 +14,7 @@ func TestSplitBudgetAddsUpToTheWhole(t *testing.T) {
 		if b.Total() != total {
 			t.Errorf("SplitBudget(%d) adds up to %d", total, b.Total())
 		}
-		for name, share := range map[string]int64{"blobs": b.Blobs, "trees": b.Trees, "delta bases": b.DeltaBases, "streams": b.Streams, "go-git": b.GoGit} {
+		for name, share := range map[string]int64{"blobs": b.Blobs, "trees": b.Trees, "delta bases": b.DeltaBases, "streams": b.Streams, "go-git": b.GoGit, "sizes": b.Sizes} {
 			if share <= 0 {
 				t.Errorf("SplitBudget(%d): %s get nothing", total, name)
 			}

@@ -173,11 +173,6 @@ func (s *Store) openStored(h plumbing.Hash, want plumbing.ObjectType) (io.ReadCl
 	return rc, size, nil
 }
 
-// releaseEvery is how many reads from the mapped packs pass between two
-// ReleasePages: on RIOT's 16k-file read, 4,096 keep the pack and index
-// pages resident at any time to a few MiB, for four page-table sweeps.
-const releaseEvery = 4096
-
 // maxRescans bounds the re-scans of the pack directories after a miss.
 // One is what git does (for a repack that happened while we serve); a
 // scan that lands between git writing a new pack and deleting the old one
@@ -198,9 +193,6 @@ func (s *Store) openMapped(h plumbing.Hash) (*packfile.Reader, error) {
 				continue
 			}
 			s.stats.ObjectReads.Add(1)
-			if s.mappedOpens.Add(1)%releaseEvery == 0 {
-				b.packed.ReleasePages()
-			}
 			r, ok, err := b.packed.Open(h, s.bases)
 			if err != nil || ok {
 				return r, err

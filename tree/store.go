@@ -4,7 +4,6 @@ import (
 	"errors"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
@@ -64,7 +63,8 @@ const (
 type Options struct {
 	// CacheBytes bounds every byte of object data the store keeps in
 	// memory between requests: inflated blobs, decoded trees, delta bases,
-	// open streams and go-git's object cache, split as SplitBudget says.
+	// open streams, go-git's object cache and blob sizes, split as
+	// SplitBudget says.
 	// 0 means 256 MiB.
 	CacheBytes int64
 	// Stats receives internal work counters. nil means a private counter set.
@@ -123,14 +123,11 @@ type shared struct {
 
 	budget Budget
 	bases  *packfile.Bases // delta bases of reads from the mapped packs
-	// mappedOpens counts reads from the mapped packs, to let go of their
-	// pages now and then (openMapped).
-	mappedOpens atomic.Int64
 
 	trees      *shardedLRU[*Listing]
 	treeFlight flight[*Listing]
 
-	sizes sizeCache // blob sizes by id, for calls that size one blob
+	sizes sizeCache // blob sizes by id, for calls that size one blob (bounded: Budget.Sizes)
 
 	wholeMax   int64
 	blobs      *lru[[]byte]
@@ -165,7 +162,7 @@ func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer,
 	if hist <= 0 {
 		hist = min(streamHistory, budget.Streams/maxStreams)
 	}
-	return &Store{stats: st, shared: &shared{
+	sh := &shared{
 		path:     path,
 		id:       id,
 		backends: backends,
@@ -177,7 +174,9 @@ func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer,
 		blobs:    newLRU[[]byte](budget.Blobs),
 		streams:  &streamPool{max: maxStreams, history: hist, budget: budget.Streams},
 		heavy:    newHeavyGate(opts.HeavyReads),
-	}}
+	}
+	sh.sizes.init(budget.Sizes)
+	return &Store{stats: st, shared: sh}
 }
 
 // WithStats is a view of s that counts its work in st: the same objects,

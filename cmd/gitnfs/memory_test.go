@@ -38,8 +38,9 @@ func TestCacheSizeHelpStatesTheSplit(t *testing.T) {
 		what string
 		got  int64
 	}{
-		{"inflated blobs 1/2", b.Blobs}, {"decoded trees 1/4", b.Trees}, {"delta bases 1/8", b.DeltaBases},
-		{"open streams 1/16", b.Streams}, {"go-git's cache 1/16", b.GoGit},
+		{"inflated blobs 1/2", b.Blobs}, {"decoded trees with their entries' sizes 1/4", b.Trees}, {"delta bases 1/8", b.DeltaBases},
+		{"open streams 1/16", b.Streams}, {"go-git's cache 1/32", b.GoGit},
+		{"sizes of blobs met one at a time 1/32", b.Sizes},
 	} {
 		if !strings.Contains(usage, share.what) {
 			t.Errorf("--cache-size help does not say %q: %s", share.what, usage)
@@ -54,7 +55,7 @@ func TestCacheSizeHelpStatesTheSplit(t *testing.T) {
 			t.Errorf("%s: SplitBudget gives %d of %d", share.what, share.got, total)
 		}
 	}
-	if !strings.Contains(usage, "plus 40MiB") || memoryHeadroom != 40<<20 {
+	if !strings.Contains(usage, "plus 24MiB") || memoryHeadroom != 24<<20 {
 		t.Errorf("--cache-size help and memoryHeadroom (%d) disagree: %s", memoryHeadroom, usage)
 	}
 }

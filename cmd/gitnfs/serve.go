@@ -109,7 +109,7 @@ is the user who ran it, and that user is admitted beside root.`,
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:0", "address to listen on (port 0 picks a free port)")
 	fl.IntVar(&f.uid, "uid", os.Getuid(), "owner uid of every file (0 to 4294967294); run as root through sudo, doas or pkexec, the default is the invoking user's (SUDO_UID)")
 	fl.IntVar(&f.gid, "gid", os.Getgid(), "owner gid of every file (0 to 4294967294); run as root through sudo, doas or pkexec, the default is the invoking user's (SUDO_GID)")
-	fl.StringVar(&f.cacheSize, "cache-size", "256MiB", "memory for object data kept between requests, at least 1MiB: inflated blobs 1/2, decoded trees 1/4, delta bases 1/8, open streams 1/16, go-git's cache 1/16; the Go heap is held to it plus 40MiB (GOMEMLIMIT overrides), and the process to about it plus 64MiB")
+	fl.StringVar(&f.cacheSize, "cache-size", "256MiB", "memory for what the server keeps between requests, at least 1MiB: inflated blobs 1/2, decoded trees with their entries' sizes 1/4, delta bases 1/8, open streams 1/16, go-git's cache 1/32, sizes of blobs met one at a time 1/32; the Go heap is held to it plus 24MiB (GOMEMLIMIT overrides), and the process to about it plus 64MiB, plus the mapped pack indexes (28 bytes an object of the repository) and the paths too long for a handle that clients were given")
 	fl.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fl.IntVar(&f.maxInFlight, "max-inflight", 64, "concurrent requests per connection, 1 to 4096")
 	fl.BoolVar(&f.follow, "follow", false, "follow --rev as it moves: switch to each new commit atomically (handles of surviving paths stay valid)")

@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/sys/unix"
@@ -104,6 +103,7 @@ type Reader struct {
 	Size     int64
 	Type     plumbing.ObjectType
 	resident int64
+	resolved []byte // a delta's whole result; nil for a base object
 
 	r     io.Reader
 	close func()
@@ -114,6 +114,11 @@ func (r *Reader) Read(p []byte) (int, error) { return r.r.Read(p) }
 // Resident is the memory the reader holds while open: a delta is resolved
 // whole when opened, a base object streams from the pack (0).
 func (r *Reader) Resident() int64 { return r.resident }
+
+// Resolved is a delta's whole result, resolved when it was opened (never
+// modified afterwards: the caller may keep it); nil for a base object,
+// which streams.
+func (r *Reader) Resolved() []byte { return r.resolved }
 
 // Close releases the reader; it is safe to call twice.
 func (r *Reader) Close() error {
@@ -128,6 +133,7 @@ func (r *Reader) Close() error {
 // no pack holds id. A base object streams out of the mapped pack; a delta
 // is resolved whole first (its result needs random access to its base).
 func (p *Packs) Open(id plumbing.Hash, bases *Bases) (r *Reader, ok bool, err error) {
+	defer p.touched(1) // after the unlock
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
@@ -152,7 +158,7 @@ func (p *Packs) Open(id plumbing.Hash, bases *Bases) (r *Reader, ok bool, err er
 	if err != nil {
 		return nil, false, fmt.Errorf("object %s: %w", id, err)
 	}
-	return &Reader{Size: int64(len(data)), Type: kind, resident: int64(len(data)), r: bytes.NewReader(data)}, true, nil
+	return &Reader{Size: int64(len(data)), Type: kind, resident: int64(len(data)), resolved: data, r: bytes.NewReader(data)}, true, nil
 }
 
 // zlibReaders reuses inflaters: a fresh one allocates about 40 KiB of
@@ -246,48 +252,6 @@ func (pk *pack) release(off, n uint64) {
 	end := min((off+n+page-1)&^(page-1), uint64(len(pk.data)))
 	if end > start {
 		_ = unix.Madvise(pk.data[start:end], unix.MADV_DONTNEED)
-	}
-}
-
-// ReleasePages lets go of every mapped page of every pack and index, as
-// release does for the bytes one read used: sizing a listing touches a
-// header page (and, with the kernel's fault-around, its neighbours) per
-// blob and every lookup a few index pages, which on RIOT kept 24 MiB of
-// pack and 16 MiB of index resident after one walk. The pages stay in
-// the page cache; the next lookup maps them again.
-func (p *Packs) ReleasePages() {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	if p.closed {
-		return
-	}
-	for _, pk := range p.packs {
-		if pk.unmap == nil {
-			continue
-		}
-		_ = unix.Madvise(pk.data, unix.MADV_DONTNEED)
-		for _, b := range [][]byte{pk.idx.names, pk.idx.offsets} {
-			releaseInside(b)
-		}
-	}
-}
-
-// releaseInside lets go of the whole pages inside b, which is part of a
-// mapping that may start before it.
-func releaseInside(b []byte) {
-	if len(b) == 0 {
-		return
-	}
-	page := uintptr(os.Getpagesize())
-	addr := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	skip := (page - addr%page) % page
-	if uintptr(len(b)) <= skip {
-		return
-	}
-	b = b[skip:]
-	b = b[:uintptr(len(b))&^(page-1)]
-	if len(b) > 0 {
-		_ = unix.Madvise(b, unix.MADV_DONTNEED)
 	}
 }
 

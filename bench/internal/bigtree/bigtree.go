@@ -29,6 +29,9 @@ func (s Shape) Entries() int {
 	return s.Groups + dirs + dirs*s.FilesPerDir
 }
 
+// Files is the number of files (blobs) in the tree.
+func (s Shape) Files() int { return s.Groups * s.DirsPerGroup * s.FilesPerDir }
+
 // Write writes the fast-import stream of s: one commit on refs/heads/main
 // whose files are given inline, in path order. Every file's content is its
 // own path followed by 1 to 4 lines of pseudo-random hex (about 110 bytes on
