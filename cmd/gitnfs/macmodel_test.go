@@ -74,7 +74,7 @@ func TestMacModelPlain(t *testing.T) {
 	repo := macRepo(t)
 	addr := startMac(t, "--repo", repo, "--rev", "main")
 	for _, o := range []macmodel.Options{macOpts(), func() macmodel.Options { o := macOpts(); o.RSize, o.DSize = 4096, 4096; return o }()} {
-		logRows(t, fmt.Sprintf("plain rsize=%d", o.RSize), macmodel.CheckWorkloads(t, addr, o, repo, "main"))
+		logRows(t, fmt.Sprintf("plain rsize=%d", o.RSize), macmodel.CheckWorktree(t, addr, o, repo, "main"))
 	}
 	// A subdirectory mount.
 	o := macOpts()
@@ -87,13 +87,13 @@ func TestMacModelRevisionExport(t *testing.T) {
 	addr := startMac(t, "--repo", repo, "--rev", "main")
 	o := macOpts()
 	o.Path = "/v1:"
-	macmodel.CheckWorkloads(t, addr, o, repo, "v1")
+	macmodel.CheckWorktree(t, addr, o, repo, "v1")
 	o.Path = "/topic:src"
 	macmodel.CheckWorkloads(t, addr, o, repo, "topic:src")
 	// The hidden directory: a mount of .gitnfs/rev/v1, and a walk into it
 	// from the root through its junction.
 	o.Path = "/.gitnfs/rev/v1"
-	macmodel.CheckWorkloads(t, addr, o, repo, "v1")
+	macmodel.CheckWorktree(t, addr, o, repo, "v1")
 	c, err := macmodel.Mount(addr, macOpts())
 	if err != nil {
 		t.Fatal(err)
@@ -122,8 +122,9 @@ func TestMacModelRevisionExport(t *testing.T) {
 	if err != nil {
 		t.Fatalf("walking .gitnfs/rev/v1: %v", err)
 	}
-	if want := len(testrepo.LsTree(t, repo, "v1")); len(r.Paths) != want {
-		t.Errorf(".gitnfs/rev/v1: %d paths, git %d", len(r.Paths), want)
+	// The revision's root is a working copy of v1: .git beside the tree.
+	if want := len(testrepo.LsTree(t, repo, "v1")) + 1; len(r.Paths) != want {
+		t.Errorf(".gitnfs/rev/v1: %d paths, want git's %d and .git", len(r.Paths), want-1)
 	}
 }
 
@@ -137,7 +138,7 @@ func TestMacModelMerge(t *testing.T) {
 func TestMacModelOverlay(t *testing.T) {
 	repo := macRepo(t)
 	addr := startMac(t, "--repo", repo, "--rev", "main", "--overlay", filepath.Join(t.TempDir(), "ov"))
-	logRows(t, "overlay", macmodel.CheckWorkloads(t, addr, macOpts(), repo, "main"))
+	logRows(t, "overlay", macmodel.CheckWorktree(t, addr, macOpts(), repo, "main"))
 	finderSession(t, addr)
 }
 
@@ -301,7 +302,7 @@ func TestMacModelFollowMove(t *testing.T) {
 	if !moved {
 		t.Fatal("the listing took one call: nothing spanned the move")
 	}
-	macmodel.CheckWorkloads(t, addr, macOpts(), repo, "main")
+	macmodel.CheckWorktree(t, addr, macOpts(), repo, "main")
 }
 
 // waitServed waits until name is in dir as a fresh LOOKUP sees it.

@@ -17,7 +17,27 @@ import (
 // workload's census, mount and unmount left out.
 func CheckWorkloads(t testing.TB, addr string, opts Options, repo, treeish string) map[Workload]Row {
 	t.Helper()
+	return checkWorkloads(t, addr, opts, repo, treeish, false)
+}
+
+// CheckWorktree is CheckWorkloads of an export's root that is a working
+// copy of the commit treeish names: its root lists .git too (gitnfs serve
+// without --no-git-dir), a file whose "gitdir: " names a directory where
+// git itself resolves HEAD to that commit.
+func CheckWorktree(t testing.TB, addr string, opts Options, repo, treeish string) map[Workload]Row {
+	t.Helper()
+	return checkWorkloads(t, addr, opts, repo, treeish, true)
+}
+
+// gitFile is the name an export's root lists for its working copy.
+const gitFile = ".git"
+
+func checkWorkloads(t testing.TB, addr string, opts Options, repo, treeish string, worktree bool) map[Workload]Row {
+	t.Helper()
 	want := testrepo.LsTree(t, repo, treeish)
+	if worktree {
+		want = append(want, testrepo.LsEntry{Path: gitFile})
+	}
 	rows := map[Workload]Row{}
 	for _, w := range []Workload{NamesOnly, FindTypeF, LsLR, ReadEvery} {
 		c, err := Mount(addr, opts)
@@ -44,8 +64,26 @@ func CheckWorkloads(t testing.TB, addr string, opts Options, repo, treeish strin
 			t.Errorf("%s: unmount: %v", w, err)
 		}
 		checkPaths(t, w, r, want, repo)
+		if worktree && w == ReadEvery {
+			checkGitFile(t, r.Files[gitFile], repo, treeish)
+		}
 	}
 	return rows
+}
+
+// checkGitFile checks the .git file the model read: "gitdir: DIR", where
+// git, asked about DIR, says HEAD is the commit treeish names in repo.
+func checkGitFile(t testing.TB, data []byte, repo, treeish string) {
+	t.Helper()
+	dir, ok := strings.CutPrefix(strings.TrimSuffix(string(data), "\n"), "gitdir: ")
+	if !ok {
+		t.Errorf("%s read %q, want \"gitdir: DIR\"", gitFile, data)
+		return
+	}
+	want := strings.TrimSpace(testrepo.Git(t, repo, "rev-parse", treeish+"^{commit}"))
+	if got := strings.TrimSpace(testrepo.Git(t, repo, "--git-dir="+dir, "rev-parse", "HEAD")); got != want {
+		t.Errorf("%s names %s, whose HEAD is %s: want %s", gitFile, dir, got, want)
+	}
 }
 
 func checkPaths(t testing.TB, w Workload, r *WalkResult, want []testrepo.LsEntry, repo string) {
@@ -67,7 +105,7 @@ func checkPaths(t testing.TB, w Workload, r *WalkResult, want []testrepo.LsEntry
 	var ids strings.Builder
 	var files []testrepo.LsEntry
 	for _, e := range want {
-		if e.Type == "blob" && e.Mode != "120000" {
+		if e.Type == "blob" && e.Mode != "120000" && e.ID != "" {
 			files = append(files, e)
 			ids.WriteString(e.ID + "\n")
 		}
