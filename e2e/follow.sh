@@ -30,7 +30,7 @@ if [[ ${1:-} == --serve ]]; then
   # internal: the server command run.sh starts.
   # ARGS: BIN PORT REPO MPORT K STATE FOLLOW(0|1)
   BIN=$2 PORT=$3 REPO=$4 MPORT=$5 K=$6 STATE=$7 FOLLOW=$8
-  args=(serve --repo "$REPO" --rev main --listen "127.0.0.1:$PORT" --metrics-addr "127.0.0.1:$MPORT")
+  args=(serve --repo "$REPO" --rev main --listen "127.0.0.1:$PORT" --metrics-addr "127.0.0.1:$MPORT" --no-git-dir)
   ((FOLLOW)) && args+=(--follow --poll "${POLL_MS}ms")
   "$BIN" "${args[@]}" &
   spid=$!

@@ -119,4 +119,4 @@ got=$("$WORK/gitnfs" conflicts --name-only --repo "$REPO" --rev ours --merge the
 # Conflicted paths come back from READDIRPLUS without attributes by design,
 # so the client LOOKUPs each: allow that many.
 exec "$HERE/run.sh" --repo "$REPO" --rev merged --workloads find_type_f,cat_all --max-lookup 0.05 \
-  --server-cmd "env JJ_VFS_STATS=1 $WORK/gitnfs serve --repo {repo} --rev ours --merge theirs --listen 127.0.0.1:{port}"
+  --server-cmd "env JJ_VFS_STATS=1 $WORK/gitnfs serve --repo {repo} --rev ours --merge theirs --listen 127.0.0.1:{port} --no-git-dir"

@@ -47,7 +47,7 @@ OVL_ARG="--overlay $WORK/overlay"
 RC=0
 "$HERE/run.sh" --repo "$REPO" --shape "$SHAPE" --workloads posix,install --no-content-check \
   --allow-errors posix:LOOKUP,posix:RMDIR,install:LOOKUP --out "$WORK/out" \
-  --server-cmd "$BIN serve --repo {repo} --rev {rev} $OVL_ARG --listen 127.0.0.1:{port}" || RC=$?
+  --server-cmd "$BIN serve --repo {repo} --rev {rev} $OVL_ARG --listen 127.0.0.1:{port} --no-git-dir" || RC=$?
 
 FAIL=0
 fail() { echo "FAIL $*"; FAIL=1; }

@@ -112,7 +112,7 @@ run_phase() {
   echo "promisor.sh: $phase: $shape tree, blobless clone of git://127.0.0.1:$DPORT/$(basename "$src"): $(git -C "$clone" rev-list --objects --missing=print HEAD | grep -c '^?') of $(git -C "$src" rev-list --objects HEAD | wc -l) objects missing" >&2
   "$HERE/run.sh" --repo "$clone" --expect-repo "$src" --workloads "$workloads" "${extra[@]}" \
     --out "$out" --timeout "$TIMEOUT" \
-    --server-cmd "$env$BIN serve --repo {repo} --rev {rev} --listen 127.0.0.1:{port} $waitflag" \
+    --server-cmd "$env$BIN serve --repo {repo} --rev {rev} --listen 127.0.0.1:{port} --no-git-dir $waitflag" \
     > "$WORK/$phase.txt" 2>&1 || rc=$?
   grep -E '^(PASS|FAIL)|^e2e: (PASSED|FAILED)' "$WORK/$phase.txt" | sed "s/^/  [$phase] /"
   ((rc == 0)) || fail "run.sh/$phase             exit $rc (log: $WORK/$phase.txt)"

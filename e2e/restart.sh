@@ -27,7 +27,7 @@ trap 'rm -rf "$WORK"' EXIT
 # A call in flight when the server stops is sent again once it is back:
 # expected. Any error reply (ESTALE above all) or timeout still fails.
 "$HERE/run.sh" --shape "$SHAPE" --workloads ls_lR,cat_all,warm_ls_lR --allow-retransmits \
-  --server-cmd "$WORK/restarter -listen 127.0.0.1:{port} -every ${EVERY}s -log $WORK/restarts.log -- $WORK/gitnfs serve --repo {repo} --rev {rev} --listen 127.0.0.1:{port}" \
+  --server-cmd "$WORK/restarter -listen 127.0.0.1:{port} -every ${EVERY}s -log $WORK/restarts.log -- $WORK/gitnfs serve --repo {repo} --rev {rev} --listen 127.0.0.1:{port} --no-git-dir" \
   -- --warm-sleep 5 || { echo "restart.sh: FAILED with restarts every ${EVERY}s" >&2; exit 1; }
 n=$(grep -c '^restart' "$WORK/restarts.log" || true)
 echo "restart.sh: the server restarted $n times under the mounts; every check above held" >&2

@@ -101,7 +101,7 @@ e2e_ports stable restarted
 e2e_start stable --rev main
 mkdir -p "$WORK/out"
 env --default-signal=INT "$WORK/bin/restarter" -listen "127.0.0.1:${PORT[restarted]}" -every 2s -log "$WORK/out/restarts.log" \
-  -- "$BIN" serve --repo "$REPO" --rev main --listen "127.0.0.1:${PORT[restarted]}" \
+  -- "$BIN" serve --repo "$REPO" --rev main --listen "127.0.0.1:${PORT[restarted]}" --no-git-dir \
   > "$WORK/out/restarted.stdout" 2> "$WORK/out/restarted.stderr" &
 SPID[restarted]=$!
 PIDS+=($!)

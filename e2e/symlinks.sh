@@ -76,7 +76,7 @@ for mode in default attrs; do
   # from there), so the suite's 1.002 does not apply to this shape.
   "$HERE/run.sh" --repo "$REPO" --workloads find_type_f --no-content-check --max-readdir 2.01 \
     --out "$WORK/$mode" --timeout "$TIMEOUT" \
-    --server-cmd "$BIN serve --repo {repo} --rev {rev} --listen 127.0.0.1:{port} $flag" \
+    --server-cmd "$BIN serve --repo {repo} --rev {rev} --listen 127.0.0.1:{port} --no-git-dir $flag" \
     -- --opts nocto,actimeo=3600 > "$WORK/$mode.txt" 2>&1 || RC=$?
   grep -E '^(PASS|FAIL)|^e2e: (PASSED|FAILED)' "$WORK/$mode.txt" | sed "s/^/  [$mode] /"
   ((RC == 0)) || fail "run.sh/$mode             exit $RC (log: $WORK/$mode.txt)"

@@ -24,7 +24,7 @@ func BenchmarkDispatchGetattrLayer(b *testing.B) {
 	f := &rootedAttrFS{}
 	rec := getattrRecord(f)
 	layered := synthetic.New(f, synthetic.Options{Revisions: idleRevisions{},
-		GitFile: func() ([]byte, error) { return []byte("gitdir: x\n"), nil }})
+		GitFile: &synthetic.GitFileSource{Bytes: []byte("gitdir: x\n")}})
 	for _, c := range []struct {
 		name string
 		fs   vfs.FS

@@ -211,18 +211,29 @@ func TestServeGitDir(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// A walk of the tree lists .git (no attributes: a client
-			// that needs them looks it up) and makes nothing.
+			// A walk of the tree lists .git with its attributes, as
+			// any file, and stats it (find, ls -l), and makes nothing:
+			// only a READ of it (git's) does.
 			ents, _, err := c.ReaddirplusAll(top, 65536)
 			if err != nil {
 				t.Fatal(err)
 			}
 			listed := false
 			for _, e := range ents {
-				listed = listed || e.Name == ".git"
+				if e.Name == ".git" {
+					listed = true
+					if e.Attr == nil || e.Attr.Size == 0 {
+						t.Errorf("the root lists .git without its attributes: %+v", e)
+					}
+				}
 			}
 			if !listed {
 				t.Errorf("the root's listing has no .git")
+			}
+			if fh, _, err := c.Lookup(top, ".git"); err != nil {
+				t.Fatal(err)
+			} else if _, err := c.Getattr(fh); err != nil {
+				t.Fatal(err)
 			}
 			if d := adminDirs(t, common); len(d) != 0 {
 				t.Fatalf("admin directories before .git was read: %v", d)

@@ -23,10 +23,10 @@ type Stack struct {
 	// Set before the first Export (revisions.Options.Export is this
 	// Stack's, so the two are made one after the other).
 	Revisions vfs.Revisions
-	// GitFile, when set, gives the content of the read-only file .git in
-	// the root of the export whose FS (below every layer) is fs
-	// (synthetic.Options.GitFile); nil, the default: no .git.
-	GitFile func(fs vfs.FS) func() ([]byte, error)
+	// GitFile, when set, gives the read-only file .git in the root of the
+	// export whose FS (below every layer) is fs (synthetic.Options.GitFile;
+	// nil for an export without one); nil, the default: no .git.
+	GitFile func(fs vfs.FS) *synthetic.GitFileSource
 	// Changed, when set, gives the function told of every change made
 	// through the export over fs (synthetic.Options.Changed); nil: none.
 	Changed func(fs vfs.FS) func()

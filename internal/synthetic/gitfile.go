@@ -16,6 +16,20 @@ import (
 // tree's own .gitnfs does.
 const GitFile = ".git"
 
+// GitFileSource is what the layer serves as .git.
+type GitFileSource struct {
+	// Bytes is the file's content, known up front: its attributes (a
+	// listing inlines them, as a file's) cost nothing.
+	Bytes []byte
+	// Open, when set, is called before every READ of the file, and a READ
+	// fails with its error: it makes what Bytes names, once
+	// (internal/worktree: the export's admin directory and index, 0.5 s
+	// on RIOT-OS). git reads .git before it opens anything it names
+	// (read_gitfile_gently), while a walk of the tree (find, ls -l, a
+	// build) lists and stats it and reads nothing: only git pays.
+	Open func() error
+}
+
 func (f *FS) gitNode() vfs.Node {
 	return vfs.Node{ID: vfs.FileIDFrom(f.base, GitFile), Path: GitFile, Type: vfs.Reg}
 }
@@ -27,19 +41,18 @@ func (f *FS) attrGitFile(n vfs.Node) (vfs.Attr, error) {
 	if err != nil {
 		return vfs.Attr{}, err
 	}
-	b, err := f.gitFile()
-	if err != nil {
-		return vfs.Attr{}, fmt.Errorf("%s: %w", GitFile, err)
-	}
+	b := f.gitFile.Bytes
 	return vfs.Attr{Type: vfs.Reg, Mode: 0o444, Nlink: 1, UID: root.UID, GID: root.GID,
 		Size: uint64(len(b)), Used: uint64(len(b)), Fsid: f.Fsid(), Fileid: n.ID, Time: root.Time}, nil
 }
 
 func (f *FS) readGitFile(p []byte, off int64) (int, error) {
-	b, err := f.gitFile()
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", GitFile, err)
+	if f.gitFile.Open != nil {
+		if err := f.gitFile.Open(); err != nil {
+			return 0, fmt.Errorf("%s: %w", GitFile, err)
+		}
 	}
+	b := f.gitFile.Bytes
 	if off >= int64(len(b)) {
 		return 0, io.EOF
 	}
@@ -113,14 +126,13 @@ type gitListingAttr struct {
 	below vfs.AttrLister
 }
 
-// InlineAttr: .git is listed without its attributes (a client that
-// needs them looks it up), so that listing the root never calls
-// Options.GitFile, whose first call may do real work (internal/worktree
-// makes the export's admin directory then): a walk of the tree is not a
-// use of git.
+// InlineAttr: .git is listed with its attributes, as any file (only
+// symlinks and conflicted paths are listed without): they need no
+// GitFileSource.Open, so a walk of the tree makes nothing.
 func (g gitListingAttr) InlineAttr(i int) (vfs.Attr, bool, error) {
 	if i == g.n {
-		return vfs.Attr{}, false, nil
+		a, err := g.f.attrGitFile(g.node)
+		return a, err == nil, err
 	}
 	return g.below.InlineAttr(i)
 }

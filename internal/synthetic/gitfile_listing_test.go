@@ -43,7 +43,7 @@ func (f listingFS) Attr(vfs.Node) (vfs.Attr, error)           { return vfs.Attr{
 // cookies name its entries through the other), and .git is its last entry.
 func TestGitListingKeepsAbilities(t *testing.T) {
 	for _, below := range []vfs.Listing{names{"a"}, attrNames{names{"a"}}, seekNames{names{"a"}}, attrSeekNames{attrNames{names{"a"}}}} {
-		f := New(listingFS{l: below}, Options{GitFile: func() ([]byte, error) { return []byte("gitdir: x\n"), nil }})
+		f := New(listingFS{l: below}, Options{GitFile: &GitFileSource{Bytes: []byte("gitdir: x\n")}})
 		l, err := f.ReadDir(f.Root())
 		if err != nil {
 			t.Fatal(err)

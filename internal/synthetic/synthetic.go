@@ -28,10 +28,10 @@ type Options struct {
 	// Revisions, when set, serves the hidden directory .gitnfs in the
 	// root, whose rev directory lists them (nil: no hidden directory).
 	Revisions vfs.Revisions
-	// GitFile, when set, serves a read-only file .git in the root with
-	// the bytes it returns (a linked worktree's "gitdir: PATH"): listed,
-	// unlike .gitnfs, so that git finds it. nil: no .git.
-	GitFile func() ([]byte, error)
+	// GitFile, when set, serves a read-only file .git in the root (a
+	// linked worktree's "gitdir: PATH"): listed, unlike .gitnfs, so that
+	// git finds it. nil: no .git.
+	GitFile *GitFileSource
 	// Changed, when set, is called after every change through the
 	// export's vfs.Writable (made or failed: a failed rename may have
 	// done part of its work), for a journal of the export's changes
@@ -45,9 +45,9 @@ type FS struct {
 	below vfs.Abilities
 	// base is what the fileids of synthetic nodes count from.
 	base    uint64
-	revs    vfs.Revisions          // nil: no hidden directory
-	gitFile func() ([]byte, error) // nil: no .git
-	changed func()                 // nil: no one to tell
+	revs    vfs.Revisions  // nil: no hidden directory
+	gitFile *GitFileSource // nil: no .git
+	changed func()         // nil: no one to tell
 	log     *slog.Logger
 	// long notes the directories too deep for their path to ride in a
 	// handle (a ref name of 36 bytes or more).
@@ -234,9 +234,6 @@ func (f *FS) Attr(n vfs.Node) (vfs.Attr, error) {
 // to size as to list; the tree's nodes are as the FS below inlines them
 // (not at all without an InlineAttrer).
 func (f *FS) InlineAttr(n vfs.Node) (vfs.Attr, bool, error) {
-	if f.mine(n) && n.Path == GitFile {
-		return vfs.Attr{}, false, nil // as its listing says (gitListingAttr)
-	}
 	if f.mine(n) {
 		a, err := f.attrOwn(n)
 		return a, err == nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitnfs/gitnfs/internal/fsmonitor"
+	"github.com/gitnfs/gitnfs/internal/synthetic"
 	"github.com/gitnfs/gitnfs/tree"
 	"github.com/gitnfs/gitnfs/tree/gitindex"
 	"github.com/gitnfs/gitnfs/vfs"
@@ -124,17 +125,17 @@ func (x *Exports) exportKey(fs vfs.FS) string {
 // read makes (or moves) its admin directory; nil for an export that serves
 // no commit (a raw tree, the merge view) or a repository without a
 // directory (memory storage).
-func (x *Exports) GitFile(fs vfs.FS) func() ([]byte, error) {
+func (x *Exports) GitFile(fs vfs.FS) *synthetic.GitFileSource {
 	t, overlaid := treeOf(fs)
 	if t == nil || t.Snapshot().Commit.IsZero() || x.commonDir == "" {
 		return nil
 	}
 	key := x.exportKey(fs)
 	content := (&Admin{CommonDir: x.commonDir, Name: Name(x.commonDir, key)}).GitFile()
-	return func() ([]byte, error) {
+	return &synthetic.GitFileSource{Bytes: content, Open: func() error {
 		x.ensure(key, t, overlaid)
-		return content, nil
-	}
+		return nil
+	}}
 }
 
 // Changed is stack.Stack.Changed: for an export with an overlay, what its
