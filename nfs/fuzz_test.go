@@ -517,8 +517,14 @@ func checkRPCReply(fs *fuzzFS, c call, rec []byte) string {
 				}
 			}
 		case acceptProgMismatch:
-			if lo, hi := d.uint32(), d.uint32(); lo != 3 || hi != 3 {
-				return fmt.Sprintf("PROG_MISMATCH %d-%d", lo, hi)
+			// NFS is version 3 only; MOUNT answers versions 1 (all but
+			// MNT: Apple's client sends UMNT as v1) and 3.
+			wantLo, wantHi, served := uint32(3), uint32(3), c.vers == 3
+			if c.prog == progMount {
+				wantLo, wantHi, served = mountVersionLow, mountVersionHigh, mountVersionServed(c.vers)
+			}
+			if lo, hi := d.uint32(), d.uint32(); lo != wantLo || hi != wantHi || served {
+				return fmt.Sprintf("PROG_MISMATCH %d-%d for prog %d version %d", lo, hi, c.prog, c.vers)
 			}
 		case acceptProgUnavail, acceptProcUnavail, acceptGarbageArgs, acceptSystemErr:
 		default:
