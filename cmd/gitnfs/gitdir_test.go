@@ -445,15 +445,7 @@ func testServedFSMonitor(t *testing.T, repo, commit string) {
 	if got := strings.TrimSpace(testrepo.Git(t, repo, "config", "--bool", "extensions.worktreeConfig")); got != "true" {
 		t.Errorf("extensions.worktreeConfig is %q in the shared config", got)
 	}
-	w := t.TempDir()
-	archive := filepath.Join(t.TempDir(), "a.tar")
-	testrepo.Git(t, repo, "archive", "-o", archive, commit)
-	if out, err := exec.Command("tar", "-xf", archive, "-C", w).CombinedOutput(); err != nil {
-		t.Fatalf("tar: %v %s", err, out)
-	}
-	if err := os.WriteFile(filepath.Join(w, ".git"), []byte("gitdir: "+admin+"\n"), 0o444); err != nil {
-		t.Fatal(err)
-	}
+	w := worktreeOf(t, repo, commit, admin)
 	status := func() string {
 		return gitEnvRun(t, w, nil, "status", "--porcelain", "--untracked-files=all")
 	}
@@ -484,10 +476,7 @@ func testServedFSMonitor(t *testing.T, repo, commit string) {
 	}
 	// The mount now shows the new tree: so does w, but for a change to a
 	// path the move changed, made behind the server's back.
-	testrepo.Git(t, repo, "archive", "-o", archive, moved)
-	if out, err := exec.Command("tar", "-xf", archive, "-C", w).CombinedOutput(); err != nil {
-		t.Fatalf("tar: %v %s", err, out)
-	}
+	unpack(t, repo, moved, w)
 	if err := os.WriteFile(filepath.Join(w, "README"), []byte("changed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -517,15 +506,7 @@ func testOverlayFSMonitor(t *testing.T, repo, commit string) {
 	}
 	defer c.Close()
 	root, admin := readGitFile(t, c, "/")
-	w := t.TempDir()
-	archive := filepath.Join(t.TempDir(), "a.tar")
-	testrepo.Git(t, repo, "archive", "-o", archive, commit)
-	if out, err := exec.Command("tar", "-xf", archive, "-C", w).CombinedOutput(); err != nil {
-		t.Fatalf("tar: %v %s", err, out)
-	}
-	if err := os.WriteFile(filepath.Join(w, ".git"), []byte("gitdir: "+admin+"\n"), 0o444); err != nil {
-		t.Fatal(err)
-	}
+	w := worktreeOf(t, repo, commit, admin)
 	status := func() string {
 		return gitEnvRun(t, w, nil, "status", "--porcelain", "--untracked-files=all")
 	}
@@ -583,5 +564,28 @@ func TestMountServerRemovesGitDir(t *testing.T) {
 	}
 	if slices.Contains(args, "--remove-git-dir") || !slices.Contains(args, "--remove-git-dir=false") {
 		t.Errorf("with --remove-git-dir=false gitnfs mount runs %q", args)
+	}
+}
+
+// worktreeOf is a directory holding commit's files and a .git file naming
+// admin: what a client sees through a mount of the export, on the host's
+// disk, so that git runs there as it would in the mount.
+func worktreeOf(t *testing.T, repo, commit, admin string) string {
+	t.Helper()
+	w := t.TempDir()
+	unpack(t, repo, commit, w)
+	if err := os.WriteFile(filepath.Join(w, ".git"), []byte("gitdir: "+admin+"\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// unpack writes commit's files into w (git archive | tar -x).
+func unpack(t *testing.T, repo, commit, w string) {
+	t.Helper()
+	archive := filepath.Join(t.TempDir(), "a.tar")
+	testrepo.Git(t, repo, "archive", "-o", archive, commit)
+	if out, err := exec.Command("tar", "-xf", archive, "-C", w).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v %s", err, out)
 	}
 }
