@@ -132,30 +132,33 @@ func (x *Exports) GitFile(fs vfs.FS) *synthetic.GitFileSource {
 	}
 	key := x.exportKey(fs)
 	content := (&Admin{CommonDir: x.commonDir, Name: Name(x.commonDir, key)}).GitFile()
+	ov, _ := fs.(touched)
 	return &synthetic.GitFileSource{Bytes: content, Open: func() error {
-		x.ensure(key, t, overlaid)
+		x.ensure(key, t, overlaid, ov)
 		return nil
 	}}
 }
 
-// Changed is stack.Stack.Changed: for an export with an overlay, what its
-// every write calls, telling the export's journal (once made) that
-// anything may have changed. The overlay's writes carry no reliable
-// path here (a handle may name a file renamed since), so the hook's next
-// answer is "/" and git checks every file by its stat data, as it would
-// without a monitor; a status with no write since its last costs nothing.
-func (x *Exports) Changed(fs vfs.FS) func() {
+// Changed is stack.Stack.Changed: for an export with an overlay, what
+// the overlay tells the paths of its every change (overlay.FS.Notify, the
+// names at the time of the change), recorded in the export's journal once
+// it is made, so that the hook names them to the next status.
+func (x *Exports) Changed(fs vfs.FS) func(paths []string) {
 	t, overlaid := treeOf(fs)
 	if t == nil || !overlaid || len(x.hook) == 0 || x.commonDir == "" {
 		return nil
 	}
 	key := x.exportKey(fs)
-	return func() {
+	return func(paths []string) {
 		if j, ok := x.journals.Load(key); ok {
-			j.(*fsmonitor.Journal).Record(fsmonitor.Everything)
+			j.(*fsmonitor.Journal).Record(paths...)
 		}
 	}
 }
+
+// touched is an overlay (overlay.FS): the paths at which it may differ
+// from the tree below.
+type touched interface{ Touched() []string }
 
 // Moved brings the admin directory of fs, the export's FS after a
 // --follow move, to its new commit if it was made already (else its first
@@ -170,7 +173,8 @@ func (x *Exports) Moved(fs vfs.FS) {
 	_, ok := x.made[key]
 	x.mu.Unlock()
 	if ok {
-		x.ensure(key, t, overlaid)
+		ov, _ := fs.(touched)
+		x.ensure(key, t, overlaid, ov)
 	}
 }
 
@@ -184,9 +188,11 @@ func (x *Exports) Moved(fs vfs.FS) {
 // without it.
 //
 // overlaid says the export is writable: its journal learns of writes from
-// Changed, and its index carries no token (git's first status then checks
-// every file: the overlay may hold changes from before).
-func (x *Exports) ensure(key string, t Tree, overlaid bool) {
+// Changed. Its index carries a token when the overlay ov can say where it
+// differs from the tree (those paths are recorded after the token, so the
+// first status checks them and trusts the rest); else none, and git's
+// first status checks every file.
+func (x *Exports) ensure(key string, t Tree, overlaid bool, ov touched) {
 	snap := t.Snapshot()
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -198,14 +204,14 @@ func (x *Exports) ensure(key string, t Tree, overlaid bool) {
 		m = &made{}
 		x.made[key] = m
 	}
-	if err := x.write(key, m, snap, t, overlaid); err != nil {
+	if err := x.write(key, m, snap, t, overlaid, ov); err != nil {
 		m.failed = true
 		x.log.Warn("the mount's .git names an admin directory that could not be written: git in the mount says \"not a git repository\"",
 			"dir", (&Admin{CommonDir: x.commonDir, Name: Name(x.commonDir, key)}).Dir(), "err", err)
 	}
 }
 
-func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree, overlaid bool) error {
+func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree, overlaid bool, ov touched) error {
 	// A --follow move: what it changed is what the hook reports next, to
 	// a status that read the old index (before the new one is written) and
 	// to the first one that reads the new index (after), so that a status
@@ -255,10 +261,19 @@ func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree, overla
 			return err
 		}
 	}
-	if m.journal != nil && !overlaid {
+	switch {
+	case m.journal == nil:
+	case !overlaid:
 		// The index names the journal as it is: git's first status asks
 		// the hook what changed since, and checks nothing else.
 		ix.FSMonitorToken = m.journal.Token()
+	case ov != nil:
+		// The index is the tree's; the overlay's differences from it are
+		// recorded after the token, read after it was taken: a change made
+		// before is in them, one made after is recorded after the token
+		// by Changed (which tells it once it is made).
+		ix.FSMonitorToken = m.journal.Token()
+		m.journal.Record(ov.Touched()...)
 	}
 	if err := writeIndex(m.admin, ix); err != nil {
 		return err
