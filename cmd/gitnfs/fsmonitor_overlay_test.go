@@ -326,7 +326,7 @@ func sameFile(a, b *mirrored) bool {
 func TestOverlayFSMonitorMatchesGit(t *testing.T) {
 	repo := testrepo.Init(t, false)
 	commit := testrepo.Commit(t, repo, fsmonitorTree, "base")
-	rounds := 80
+	rounds := 60
 	if testing.Short() {
 		rounds = 25
 	}

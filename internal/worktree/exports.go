@@ -68,6 +68,7 @@ type Exports struct {
 
 	mu       sync.Mutex
 	made     map[string]*made   // by export key
+	switched map[string]bool    // export keys whose admin directory switches (Follow)
 	monitor  *fsmonitor.Service // started with the first journal
 	instance string             // tells this server's tokens from another's
 }
@@ -111,7 +112,7 @@ func NewExports(store *tree.Store, server string, o ExportsOptions) *Exports {
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	return &Exports{store: store, commonDir: store.GitDir(), server: server, reason: o.Reason, hook: o.FSMonitorHook,
-		log: log, made: map[string]*made{}, instance: hex.EncodeToString(id[:])}
+		log: log, made: map[string]*made{}, switched: map[string]bool{}, instance: hex.EncodeToString(id[:])}
 }
 
 // exportKey names an export across restarts: the server's address, the
@@ -131,7 +132,13 @@ func (x *Exports) GitFile(fs vfs.FS) *synthetic.GitFileSource {
 		return nil
 	}
 	key := x.exportKey(fs)
-	content := (&Admin{CommonDir: x.commonDir, Name: Name(x.commonDir, key)}).GitFile()
+	a := &Admin{CommonDir: x.commonDir, Name: Name(x.commonDir, key)}
+	content := a.GitFile()
+	x.mu.Lock()
+	if x.isSwitched(key) {
+		content = a.SwitchedGitFile()
+	}
+	x.mu.Unlock()
 	ov, _ := fs.(touched)
 	return &synthetic.GitFileSource{Bytes: content, Open: func() error {
 		x.ensure(key, t, overlaid, ov)
@@ -217,8 +224,13 @@ func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree, overla
 	// to the first one that reads the new index (after), so that a status
 	// whose refresh wrote an index read before the move over the new one
 	// still checks those paths: recorded on both sides of the write.
+	//
+	// A switched export (Follow) records nothing: each slot's index is
+	// its own tree's, and a status reads one slot whole (the old commit,
+	// with the old index trusted, or the new one).
+	switched := x.isSwitched(key)
 	var moved []string
-	if m.journal != nil {
+	if m.journal != nil && !switched {
 		err := x.store.ChangedPaths(m.root, snap.Root, func(p string, gone bool) {
 			if gone {
 				moved = append(moved, p, p+"/")
@@ -275,15 +287,33 @@ func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree, overla
 		ix.FSMonitorToken = m.journal.Token()
 		m.journal.Record(ov.Touched()...)
 	}
-	if err := writeIndex(m.admin, ix); err != nil {
-		return err
-	}
-	if err := m.admin.SetHead(snap.Commit); err != nil {
-		return err
+	if switched {
+		if err := m.admin.Switch(snap.Commit, ix); err != nil {
+			return err
+		}
+	} else {
+		if err := writeIndex(m.admin, ix); err != nil {
+			return err
+		}
+		if err := m.admin.SetHead(snap.Commit); err != nil {
+			return err
+		}
 	}
 	m.commit, m.root = snap.Commit, snap.Root
 	return nil
 }
+
+// Follow makes the admin directory of the export over fs a switched one
+// (worktree.go, Admin.Switch): the export moves (--follow), and a status
+// during a move must read the HEAD and index of one commit. Called before
+// the export's first GitFile.
+func (x *Exports) Follow(fs vfs.FS) {
+	x.mu.Lock()
+	x.switched[x.exportKey(fs)] = true
+	x.mu.Unlock()
+}
+
+func (x *Exports) isSwitched(key string) bool { return x.switched[key] }
 
 // writeIndex writes the index, waiting a while for a git command that
 // holds index.lock (a status refreshing it) to let it go.
@@ -318,7 +348,7 @@ func (x *Exports) startMonitor(key string, m *made) error {
 		x.monitor = s
 	}
 	j := fsmonitor.NewJournal(x.instance, journalLimit)
-	if err := m.admin.write(FSMonitorAddrFile, []byte(x.monitor.Addr()+"\n")); err != nil {
+	if err := m.admin.write(FSMonitorAddrFile, []byte(x.monitor.Addr()+"\n"+m.admin.Name+"\n")); err != nil {
 		return err
 	}
 	x.monitor.Add(m.admin.Name, j)
@@ -348,13 +378,19 @@ func enableWorktreeConfig(commonDir string) error {
 }
 
 // FSMonitorAddr is the address of the fsmonitor service recorded in the
-// admin directory gitDir.
-func FSMonitorAddr(gitDir string) (string, error) {
+// admin directory gitDir, and the name of the export's journal there: the
+// admin directory's (a switched export's git directory is one of its
+// slots, whose name says nothing of the export).
+func FSMonitorAddr(gitDir string) (addr, journal string, err error) {
 	b, err := os.ReadFile(filepath.Join(gitDir, FSMonitorAddrFile))
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return strings.TrimSpace(string(b)), nil
+	addr, journal, _ = strings.Cut(strings.TrimSpace(string(b)), "\n")
+	if journal == "" {
+		journal = filepath.Base(gitDir)
+	}
+	return addr, journal, nil
 }
 
 // Close ends this server's hold on every admin directory it made: removed
