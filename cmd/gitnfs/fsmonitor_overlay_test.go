@@ -582,6 +582,14 @@ func TestOverlayStatusCostsWhatChanged(t *testing.T) {
 				what, n["refresh/sum_lstat"], lstat, files, n["opendir"], opendir, dirs)
 		}
 	}
+	// Without the untracked cache a status lists every directory too:
+	// letting git build the cache on the first status costs nothing more.
+	trace := filepath.Join(t.TempDir(), "nocache.json")
+	gitEnvRun(t, m.w, []string{"GIT_TRACE2_EVENT=" + trace, "GIT_TRACE2_EVENT_NESTING=10"},
+		"-c", "core.untrackedCache=false", "--no-optional-locks", "status", "--porcelain=v2")
+	if b, err := os.ReadFile(trace); err != nil || !strings.Contains(string(b), fmt.Sprintf(`"key":"directories-visited","value":"%d"`, dirs)) {
+		t.Errorf("a status without the untracked cache did not list the %d directories (%v)", dirs, err)
+	}
 	step("first status", "", 0, dirs)
 	step("second status", "", 0, 0)
 	m.content("docs/a/c/d.md", []byte("changed\n"))
