@@ -348,7 +348,7 @@ func (x *Exports) startMonitor(key string, m *made) error {
 		x.monitor = s
 	}
 	j := fsmonitor.NewJournal(x.instance, journalLimit)
-	if err := m.admin.write(FSMonitorAddrFile, []byte(x.monitor.Addr()+"\n"+m.admin.Name+"\n")); err != nil {
+	if err := m.admin.write(FSMonitorAddrFile, []byte(x.monitor.Addr()+"\n")); err != nil {
 		return err
 	}
 	x.monitor.Add(m.admin.Name, j)
@@ -379,18 +379,19 @@ func enableWorktreeConfig(commonDir string) error {
 
 // FSMonitorAddr is the address of the fsmonitor service recorded in the
 // admin directory gitDir, and the name of the export's journal there: the
-// admin directory's (a switched export's git directory is one of its
-// slots, whose name says nothing of the export).
+// admin directory's, whose name a switched export's git directory (one of
+// its slots) does not carry. The file holds the address alone (e2e/git's
+// guest reads it so).
 func FSMonitorAddr(gitDir string) (addr, journal string, err error) {
 	b, err := os.ReadFile(filepath.Join(gitDir, FSMonitorAddrFile))
 	if err != nil {
 		return "", "", err
 	}
-	addr, journal, _ = strings.Cut(strings.TrimSpace(string(b)), "\n")
-	if journal == "" {
-		journal = filepath.Base(gitDir)
+	journal = filepath.Base(gitDir)
+	if !strings.HasPrefix(journal, NamePrefix) {
+		journal = filepath.Base(filepath.Dir(gitDir)) // a slot
 	}
-	return addr, journal, nil
+	return strings.TrimSpace(string(b)), journal, nil
 }
 
 // Close ends this server's hold on every admin directory it made: removed
