@@ -219,31 +219,12 @@ func (x *Exports) ensure(key string, t Tree, overlaid bool, ov touched) {
 }
 
 func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree, overlaid bool, ov touched) error {
-	// A --follow move: what it changed is what the hook reports next, to
-	// a status that read the old index (before the new one is written) and
-	// to the first one that reads the new index (after), so that a status
-	// whose refresh wrote an index read before the move over the new one
-	// still checks those paths: recorded on both sides of the write.
-	//
-	// A switched export (Follow) records nothing: each slot's index is
-	// its own tree's, and a status reads one slot whole (the old commit,
-	// with the old index trusted, or the new one).
+	// A move (Moved) reports nothing to the hook: the new index is the new
+	// tree's with a token of its own, and a status that read the old one
+	// does not write it back over the new one (git's verify_index: the
+	// file must be the one it read). A switched export (Follow) writes it
+	// in a slot of its own, so a status reads one commit whole.
 	switched := x.isSwitched(key)
-	var moved []string
-	if m.journal != nil && !switched {
-		err := x.store.ChangedPaths(m.root, snap.Root, func(p string, gone bool) {
-			if gone {
-				moved = append(moved, p, p+"/")
-			} else {
-				moved = append(moved, p)
-			}
-		})
-		if err != nil {
-			moved = []string{fsmonitor.Everything}
-		}
-		m.journal.Record(moved...)
-		defer func() { m.journal.Record(moved...) }()
-	}
 	ix, err := BuildIndex(x.store, snap.Root, t.TreeAttr)
 	if err != nil {
 		return err
