@@ -269,6 +269,7 @@ func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree, overla
 		m.journal.Record(ov.Touched()...)
 	}
 	if switched {
+		keepUntrackedCache(m.admin, ix)
 		if err := m.admin.Switch(snap.Commit, ix); err != nil {
 			return err
 		}
@@ -403,4 +404,32 @@ func (x *Exports) Close(remove bool) error {
 		x.monitor = nil
 	}
 	return first
+}
+
+// untrackedCache is the signature of git's untracked cache extension.
+const untrackedCache = "UNTR"
+
+// keepUntrackedCache gives the index of a switched export's next slot
+// the untracked cache git wrote into the current slot's index, if any.
+// A switched export is read-only (--follow refuses --overlay): no file
+// that is not the tree's can be in it, so every directory the cache holds
+// says "nothing untracked" truly whatever the move changed, and a
+// directory the move added is not listed by git at all (it recurses
+// into the directories the cache knows), and has nothing untracked
+// either. Without it the first status after each move lists every
+// directory again (TestFollowKeepsTheUntrackedCache).
+func keepUntrackedCache(a *Admin, ix *gitindex.Index) {
+	b, err := os.ReadFile(filepath.Join(a.Dir(), CurrentSlot, "index"))
+	if err != nil {
+		return
+	}
+	old, err := gitindex.Decode(b)
+	if err != nil {
+		return
+	}
+	for _, e := range old.Other {
+		if e.Signature == untrackedCache {
+			ix.Other = append(ix.Other, e)
+		}
+	}
 }
