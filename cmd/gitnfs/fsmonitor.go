@@ -28,11 +28,11 @@ func newFSMonitorHook() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			addr, err := worktree.FSMonitorAddr(gitDir)
+			addr, journal, err := worktree.FSMonitorAddr(gitDir)
 			if err != nil {
 				return fmt.Errorf("fsmonitor-hook: not a gitnfs export's worktree: %w", err)
 			}
-			return fsmonitor.Query(addr, filepath.Base(gitDir), args[0], args[1], cmd.OutOrStdout())
+			return fsmonitor.Query(addr, journal, args[0], args[1], cmd.OutOrStdout())
 		},
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gitnfs/gitnfs/internal/nfsclient"
 	"github.com/gitnfs/gitnfs/internal/testrepo"
+	"github.com/gitnfs/gitnfs/internal/worktree"
 )
 
 var gitDirFiles = map[string]testrepo.File{
@@ -239,10 +240,18 @@ func TestServeGitDir(t *testing.T) {
 				t.Fatalf("admin directories before .git was read: %v", d)
 			}
 			root, admin := readGitFile(t, c, tc.export)
+			// A --follow export's .git names the admin directory's current
+			// slot (worktree.Admin.Switch); git reads the index and HEAD
+			// there.
+			gitDir := admin
+			admin = strings.TrimSuffix(admin, "/"+worktree.CurrentSlot)
+			if (tc.name == "follow") != (admin != gitDir) {
+				t.Errorf(".git names %s", gitDir)
+			}
 			if got := adminDirs(t, common); len(got) != 1 || got[0] != admin {
 				t.Fatalf("admin directories %v; .git names %s", got, admin)
 			}
-			checkServedIndex(t, c, root, repo, admin, commit)
+			checkServedIndex(t, c, root, repo, gitDir, commit)
 			if b, err := os.ReadFile(filepath.Join(common, "info", "exclude")); err != nil || !strings.Contains(string(b), "\n.nfs*\n") {
 				t.Errorf("info/exclude has no rule for silly-renamed files: %q, %v", b, err)
 			}
@@ -430,7 +439,8 @@ func TestServeGitDir(t *testing.T) {
 // stat data not the index's), git status trusts the served index for
 // every path the journal does not name: a change made behind the server's
 // back stays unseen (proof that git asked the hook and believed it), and
-// after a --follow move exactly the paths the move changed are checked.
+// after a --follow move git reads the move's slot: HEAD the new commit, its
+// index trusted whole (each slot's index is its own tree's).
 func testServedFSMonitor(t *testing.T, repo, commit string) {
 	addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--follow", "--poll", "20ms", "--listen", "127.0.0.1:0")
 	if cmd == nil {
@@ -474,8 +484,10 @@ func testServedFSMonitor(t *testing.T, repo, commit string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// The mount now shows the new tree: so does w, but for a change to a
-	// path the move changed, made behind the server's back.
+	// The mount now shows the new tree: so does w, but for changes made
+	// behind the server's back, one to a path the move changed. The
+	// move's slot has the new tree's index, with a token of its own:
+	// git trusts all of it.
 	unpack(t, repo, moved, w)
 	if err := os.WriteFile(filepath.Join(w, "README"), []byte("changed\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -483,62 +495,87 @@ func testServedFSMonitor(t *testing.T, repo, commit string) {
 	if err := os.WriteFile(filepath.Join(w, "src/main.c"), []byte("changed too\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := status(), " M src/main.c\n"; got != want {
-		t.Errorf("git status after the move:\n%s\nwant\n%s(the move's paths checked, README still trusted)", got, want)
+	if got := status(); got != "" {
+		t.Errorf("git status after the move:\n%s\nwant nothing (the new index trusted whole)", got)
 	}
 	if got := strings.TrimSpace(gitEnvRun(t, w, nil, "rev-parse", "HEAD")); got != moved {
 		t.Errorf("HEAD in the worktree is %s, want %s", got, moved)
 	}
 }
 
-// testOverlayFSMonitor: an --overlay export's hook answers "/" (check
-// everything) to git's first query and after every write through NFS, and
-// nothing while nothing was written: a change behind the server's back is
-// unseen until a write through the export makes git check every file.
+// testOverlayFSMonitor: an --overlay export's hook names the paths written
+// through NFS, and its index carries a token, with what the overlay held
+// when the index was built named after it: a change made behind the
+// server's back stays unseen (proof that git asked the hook and believed
+// it), a path written before (by an earlier server on the same overlay)
+// or through the export is checked.
 func testOverlayFSMonitor(t *testing.T, repo, commit string) {
-	addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--overlay", filepath.Join(t.TempDir(), "ov"), "--listen", "127.0.0.1:0")
-	if cmd == nil {
-		t.Fatalf("gitnfs serve: %s", out)
+	ov := filepath.Join(t.TempDir(), "ov")
+	serve := func() (*nfsclient.Client, *exec.Cmd) {
+		addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--overlay", ov, "--listen", "127.0.0.1:0")
+		if cmd == nil {
+			t.Fatalf("gitnfs serve: %s", out)
+		}
+		c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, cmd
 	}
-	c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
+	// An earlier server wrote docs/a/b.md.
+	c, cmd := serve()
+	root, err := c.Mount("/")
 	if err != nil {
 		t.Fatal(err)
 	}
+	b := lookupHandle(t, c, root, "docs/a/b.md")
+	if _, err := c.Write(b, 0, []byte("B"), 2); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	stopServer(t, cmd.Process)
+	cmd.Wait()
+
+	c, _ = serve()
 	defer c.Close()
 	root, admin := readGitFile(t, c, "/")
 	w := worktreeOf(t, repo, commit, admin)
 	status := func() string {
 		return gitEnvRun(t, w, nil, "status", "--porcelain", "--untracked-files=all")
 	}
-	// The index carries no token: the first status checks every file.
-	if err := os.WriteFile(filepath.Join(w, "docs/a/b.md"), []byte("before\n"), 0o644); err != nil {
-		t.Fatal(err)
+	// What the export shows, in w; and README changed behind its back.
+	for p, data := range map[string]string{"docs/a/b.md": "B\n", "README": "changed\n"} {
+		if err := os.WriteFile(filepath.Join(w, p), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if got := status(); got != " M docs/a/b.md\n" {
-		t.Fatalf("first git status:\n%s\nwant docs/a/b.md modified (a full check)", got)
+		t.Fatalf("first git status:\n%s\nwant docs/a/b.md modified (the overlay's, named after the index's token), README unseen", got)
 	}
-	// git marks an entry valid for the monitor when a status finds its
-	// stat data matching: the second status, after the first refreshed
-	// them (GIT_TRACE_FSMONITOR: mark_fsmonitor_clean).
-	if got := status(); got != " M docs/a/b.md\n" {
-		t.Fatalf("second git status:\n%s", got)
-	}
-	if err := os.WriteFile(filepath.Join(w, "README"), []byte("changed\n"), 0o644); err != nil {
+	// A write through the export: its path is named, nothing else.
+	main := lookupHandle(t, c, root, "src/main.c")
+	if _, err := c.Write(main, 0, []byte("I"), 2); err != nil {
 		t.Fatal(err)
 	}
-	if got := status(); got != " M docs/a/b.md\n" {
-		t.Fatalf("git status with no write through the export:\n%s\nwant README unseen (the hook names nothing)", got)
-	}
-	created, err := c.Create(root, "made.txt", 0, nfsclient.Sattr{}, [8]byte{})
-	if err != nil {
+	if err := os.WriteFile(filepath.Join(w, "src/main.c"), []byte("Int main(){}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Write(created.Handle, 0, []byte("x"), 2); err != nil {
-		t.Fatal(err)
+	if got := status(); got != " M docs/a/b.md\n M src/main.c\n" {
+		t.Errorf("git status after a write through the export:\n%s\nwant src/main.c seen, README still not", got)
 	}
-	if got := status(); got != " M README\n M docs/a/b.md\n" {
-		t.Errorf("git status after a write through the export:\n%s\nwant README seen too (the hook said /)", got)
+}
+
+// lookupHandle is the handle of p, looked up from root.
+func lookupHandle(t *testing.T, c *nfsclient.Client, root []byte, p string) []byte {
+	t.Helper()
+	fh := root
+	for _, name := range strings.Split(p, "/") {
+		var err error
+		if fh, _, err = c.Lookup(fh, name); err != nil {
+			t.Fatalf("LOOKUP %s: %v", p, err)
+		}
 	}
+	return fh
 }
 
 // TestMountServerRemovesGitDir: the server gitnfs mount starts is told to

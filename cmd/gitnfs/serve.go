@@ -269,6 +269,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		})
 		layers.GitFile = gitDirs.GitFile
 		layers.Changed = gitDirs.Changed
+		if f.follow && f.merge == "" {
+			gitDirs.Follow(fsys)
+		}
 		defer func() {
 			if cerr := gitDirs.Close(f.removeGitDir); cerr != nil {
 				log.Warn("an export's admin directory was left as it was", "err", cerr)

@@ -40,6 +40,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gitnfs/gitnfs/vfs"
@@ -161,6 +162,8 @@ type FS struct {
 	closeOnce sync.Once
 
 	cookies cookieTable // READDIR cookies (cookies.go)
+
+	notifyFn atomic.Pointer[func(paths []string)] // Notify's (changes.go)
 }
 
 var _ vfs.Writable = (*FS)(nil)

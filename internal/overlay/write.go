@@ -22,6 +22,7 @@ type txn struct {
 	n       int
 	err     error
 	dropped []uint64 // data files to delete once the record is durable
+	touched []string // the paths it changed, told once it is applied (changes.go)
 }
 
 func (tx *txn) do(o op) {
@@ -88,10 +89,14 @@ func (f *FS) mutate(fn func(tx *txn) error) error {
 			f.broken = fmt.Errorf("overlay %s: journal failed, restart the server: %w", f.dir, jerr)
 			f.log.Error("overlay journal failed; refusing further changes", "err", jerr)
 			f.mu.Unlock()
+			f.notify(tx.touched)
 			return f.broken
 		}
 	}
 	f.mu.Unlock()
+	// Told even of a change that failed: its ops are applied (a broken
+	// journal) or change nothing visible; telling too much costs a stat.
+	f.notify(tx.touched)
 	if err != nil {
 		return err
 	}
@@ -254,6 +259,7 @@ func (f *FS) Create(dir vfs.Node, name string, how vfs.CreateHow, attr vfs.SetAt
 		}
 		tx.put(ino)
 		tx.link(d, name, ino)
+		tx.touch(join(dpath, name))
 		out, made = f.nodeOf(ino, join(dpath, name)), true
 		return nil
 	})
@@ -282,7 +288,14 @@ func (f *FS) Create(dir vfs.Node, name string, how vfs.CreateHow, attr vfs.SetAt
 
 // Mkdir implements vfs.Writable.
 func (f *FS) Mkdir(dir vfs.Node, name string, attr vfs.SetAttr) (vfs.Node, error) {
-	return f.makeNew(dir, name, vfs.Dir, attr, 0o755, "")
+	n, err := f.makeNew(dir, name, vfs.Dir, attr, 0o755, "")
+	if err == nil {
+		// Told at once, the name with what git may know of an older
+		// directory of that name: a status between two tellings would
+		// trust that.
+		f.notify(append([]string{dirPath(n.Path)}, f.appeared(n.Path)...))
+	}
+	return n, err
 }
 
 // Symlink implements vfs.Writable.
@@ -308,6 +321,9 @@ func (f *FS) makeNew(dir vfs.Node, name string, t vfs.Type, attr vfs.SetAttr, de
 		ino.target = target
 		tx.put(ino)
 		tx.link(d, name, ino)
+		if t != vfs.Dir {
+			tx.touch(join(dpath, name)) // a directory is told by Mkdir
+		}
 		out = f.nodeOf(ino, join(dpath, name))
 		return nil
 	})
@@ -334,6 +350,8 @@ func (f *FS) Link(file, dir vfs.Node, name string) error {
 			return fmt.Errorf("%s: %w", file.Path, vfs.ErrPerm)
 		}
 		tx.link(d, name, c)
+		// Every name of the file: its ctime (in git's stat data) changed.
+		tx.touchNames(c)
 		return nil
 	})
 }
@@ -402,6 +420,14 @@ func (f *FS) removeChild(dir vfs.Node, name string, allowed func(n vfs.Node, c *
 			return err
 		}
 		tx.unlink(d, name, n.ID)
+		if n.Type == vfs.Dir {
+			tx.touch(dirPath(join(dpath, name)))
+		} else {
+			tx.touch(join(dpath, name))
+		}
+		if c != nil {
+			tx.touchNames(c) // the names left: their ctime changed
+		}
 		tx.drop(c)
 		return nil
 	})
@@ -409,7 +435,9 @@ func (f *FS) removeChild(dir vfs.Node, name string, allowed func(n vfs.Node, c *
 
 // Rename implements vfs.Writable: one name moves, whatever is under it.
 func (f *FS) Rename(fromDir vfs.Node, fromName string, toDir vfs.Node, toName string) error {
-	return f.mutate(func(tx *txn) error {
+	var from, to string
+	var moved, dir bool
+	err := f.mutate(func(tx *txn) error {
 		src, spath, err := tx.dirOf(fromDir)
 		if err != nil {
 			return err
@@ -461,8 +489,21 @@ func (f *FS) Rename(fromDir vfs.Node, fromName string, toDir vfs.Node, toName st
 		}
 		tx.unlink(src, fromName, sc.id)
 		tx.link(dst, toName, sc)
+		from, to = join(spath, fromName), join(dpath, toName)
+		moved = true
+		if sn.Type == vfs.Dir {
+			// Every entry below moved: the cone of both names, told with
+			// the directories that appeared below the new one.
+			dir = true
+			return nil
+		}
+		tx.touch(from, to)
 		return nil
 	})
+	if dir && moved {
+		f.notify(append([]string{dirPath(from), dirPath(to)}, f.appeared(to)...))
+	}
+	return err
 }
 
 // ensureUpper copies a regular file up if its bytes are still the base's,
@@ -546,6 +587,9 @@ func (f *FS) Write(n vfs.Node, p []byte, off int64, stable vfs.Stability) (vfs.S
 		return 0, err
 	}
 	sync := stable != vfs.Unstable
+	// Told after the bytes are written, under the names the file has
+	// now, whichever the client's handle was looked up by.
+	defer f.notifyNames(id)
 	if err := f.data.writeAt(id, p, off, sync); err != nil {
 		if isNotExist(err) {
 			return 0, stale(n.Path)
@@ -615,6 +659,7 @@ func (f *FS) Setattr(n vfs.Node, attr vfs.SetAttr) error {
 		ino.apply(attr)
 		ino.ctime = tx.at
 		tx.put(ino)
+		tx.touchNames(ino)
 		return nil
 	})
 }

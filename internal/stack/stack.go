@@ -27,9 +27,10 @@ type Stack struct {
 	// export whose FS (below every layer) is fs (synthetic.Options.GitFile;
 	// nil for an export without one); nil, the default: no .git.
 	GitFile func(fs vfs.FS) *synthetic.GitFileSource
-	// Changed, when set, gives the function told of every change made
-	// through the export over fs (synthetic.Options.Changed); nil: none.
-	Changed func(fs vfs.FS) func()
+	// Changed, when set, gives the function told the paths of every change
+	// made through the export over fs, when fs says them (Notifier: the
+	// overlay); nil: none.
+	Changed func(fs vfs.FS) func(paths []string)
 	Log     *slog.Logger
 }
 
@@ -42,10 +43,19 @@ func (s *Stack) Export(fs vfs.FS) vfs.FS {
 	if s.GitFile != nil {
 		opts.GitFile = s.GitFile(fs)
 	}
-	if s.Changed != nil {
-		opts.Changed = s.Changed(fs)
+	if n, ok := fs.(Notifier); ok && s.Changed != nil {
+		if changed := s.Changed(fs); changed != nil {
+			n.Notify(changed)
+		}
 	}
 	return synthetic.New(fs, opts)
+}
+
+// Notifier is a writable FS that tells the paths of each change made
+// through it (overlay.FS.Notify), found where they are known: in the
+// layer that applies the change, under its lock.
+type Notifier interface {
+	Notify(fn func(paths []string))
 }
 
 // WithRevisions is the stack of a server that serves every revision of

@@ -32,11 +32,6 @@ type Options struct {
 	// linked worktree's "gitdir: PATH"): listed, unlike .gitnfs, so that
 	// git finds it. nil: no .git.
 	GitFile *GitFileSource
-	// Changed, when set, is called after every change through the
-	// export's vfs.Writable (made or failed: a failed rename may have
-	// done part of its work), for a journal of the export's changes
-	// (internal/worktree: git's fsmonitor hook).
-	Changed func()
 	Log     *slog.Logger
 }
 
@@ -47,7 +42,6 @@ type FS struct {
 	base    uint64
 	revs    vfs.Revisions  // nil: no hidden directory
 	gitFile *GitFileSource // nil: no .git
-	changed func()         // nil: no one to tell
 	log     *slog.Logger
 	// long notes the directories too deep for their path to ride in a
 	// handle (a ref name of 36 bytes or more).
@@ -57,14 +51,14 @@ type FS struct {
 // New is below with the synthetic entries opts asks for; below itself
 // when it asks for none (no layer, no cost).
 func New(below vfs.FS, opts Options) vfs.FS {
-	if opts.Revisions == nil && opts.GitFile == nil && opts.Changed == nil {
+	if opts.Revisions == nil && opts.GitFile == nil {
 		return below
 	}
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &FS{below: vfs.AbilitiesOf(below), base: vfs.SyntheticRoot(below.Root().ID), revs: opts.Revisions, gitFile: opts.GitFile, changed: opts.Changed, log: log}
+	return &FS{below: vfs.AbilitiesOf(below), base: vfs.SyntheticRoot(below.Root().ID), revs: opts.Revisions, gitFile: opts.GitFile, log: log}
 }
 
 var (

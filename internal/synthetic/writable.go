@@ -69,16 +69,6 @@ func (w *writable) crossing(dir vfs.Node) error {
 	return nil
 }
 
-// done tells Options.Changed of a change made (after it is made: a
-// journal read between the change and the call names it in the next
-// answer, never in one that was given before the change was visible).
-func (w *writable) done(err error) error {
-	if w.f.changed != nil {
-		w.f.changed()
-	}
-	return err
-}
-
 func (w *writable) ResolveOrigin(path string) (vfs.Node, error) { return w.below.ResolveOrigin(path) }
 
 func (w *writable) Create(dir vfs.Node, name string, how vfs.CreateHow, attr vfs.SetAttr, verf [8]byte) (vfs.Node, error) {
@@ -86,7 +76,7 @@ func (w *writable) Create(dir vfs.Node, name string, how vfs.CreateHow, attr vfs
 		return vfs.Node{}, err
 	}
 	n, err := w.below.Create(dir, name, how, attr, verf)
-	return n, w.done(err)
+	return n, err
 }
 
 func (w *writable) Mkdir(dir vfs.Node, name string, attr vfs.SetAttr) (vfs.Node, error) {
@@ -94,7 +84,7 @@ func (w *writable) Mkdir(dir vfs.Node, name string, attr vfs.SetAttr) (vfs.Node,
 		return vfs.Node{}, err
 	}
 	n, err := w.below.Mkdir(dir, name, attr)
-	return n, w.done(err)
+	return n, err
 }
 
 func (w *writable) Symlink(dir vfs.Node, name, target string, attr vfs.SetAttr) (vfs.Node, error) {
@@ -102,7 +92,7 @@ func (w *writable) Symlink(dir vfs.Node, name, target string, attr vfs.SetAttr) 
 		return vfs.Node{}, err
 	}
 	n, err := w.below.Symlink(dir, name, target, attr)
-	return n, w.done(err)
+	return n, err
 }
 
 func (w *writable) Link(file, dir vfs.Node, name string) error {
@@ -115,7 +105,7 @@ func (w *writable) Link(file, dir vfs.Node, name string) error {
 	if err := w.refuseNew(dir, name); err != nil {
 		return err
 	}
-	return w.done(w.below.Link(file, dir, name))
+	return w.below.Link(file, dir, name)
 }
 
 func (w *writable) Write(n vfs.Node, p []byte, off int64, stable vfs.Stability) (vfs.Stability, error) {
@@ -123,7 +113,7 @@ func (w *writable) Write(n vfs.Node, p []byte, off int64, stable vfs.Stability) 
 		return 0, err
 	}
 	s, err := w.below.Write(n, p, off, stable)
-	return s, w.done(err)
+	return s, err
 }
 
 func (w *writable) Commit(n vfs.Node) error {
@@ -137,21 +127,21 @@ func (w *writable) Setattr(n vfs.Node, attr vfs.SetAttr) error {
 	if err := w.refuseNode(n); err != nil {
 		return err
 	}
-	return w.done(w.below.Setattr(n, attr))
+	return w.below.Setattr(n, attr)
 }
 
 func (w *writable) Remove(dir vfs.Node, name string) error {
 	if err := w.refuseOld(dir, name); err != nil {
 		return err
 	}
-	return w.done(w.below.Remove(dir, name))
+	return w.below.Remove(dir, name)
 }
 
 func (w *writable) Rmdir(dir vfs.Node, name string) error {
 	if err := w.refuseOld(dir, name); err != nil {
 		return err
 	}
-	return w.done(w.below.Rmdir(dir, name))
+	return w.below.Rmdir(dir, name)
 }
 
 func (w *writable) Rename(fromDir vfs.Node, fromName string, toDir vfs.Node, toName string) error {
@@ -167,7 +157,7 @@ func (w *writable) Rename(fromDir vfs.Node, fromName string, toDir vfs.Node, toN
 	if err := w.refuseNew(toDir, toName); err != nil {
 		return err
 	}
-	return w.done(w.below.Rename(fromDir, fromName, toDir, toName))
+	return w.below.Rename(fromDir, fromName, toDir, toName)
 }
 
 func (w *writable) WriteVerifier() [8]byte { return w.below.WriteVerifier() }

@@ -68,6 +68,7 @@ type Exports struct {
 
 	mu       sync.Mutex
 	made     map[string]*made   // by export key
+	switched map[string]bool    // export keys whose admin directory switches (Follow)
 	monitor  *fsmonitor.Service // started with the first journal
 	instance string             // tells this server's tokens from another's
 }
@@ -111,7 +112,7 @@ func NewExports(store *tree.Store, server string, o ExportsOptions) *Exports {
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	return &Exports{store: store, commonDir: store.GitDir(), server: server, reason: o.Reason, hook: o.FSMonitorHook,
-		log: log, made: map[string]*made{}, instance: hex.EncodeToString(id[:])}
+		log: log, made: map[string]*made{}, switched: map[string]bool{}, instance: hex.EncodeToString(id[:])}
 }
 
 // exportKey names an export across restarts: the server's address, the
@@ -131,31 +132,40 @@ func (x *Exports) GitFile(fs vfs.FS) *synthetic.GitFileSource {
 		return nil
 	}
 	key := x.exportKey(fs)
-	content := (&Admin{CommonDir: x.commonDir, Name: Name(x.commonDir, key)}).GitFile()
+	a := &Admin{CommonDir: x.commonDir, Name: Name(x.commonDir, key)}
+	content := a.GitFile()
+	x.mu.Lock()
+	if x.isSwitched(key) {
+		content = a.SwitchedGitFile()
+	}
+	x.mu.Unlock()
+	ov, _ := fs.(touched)
 	return &synthetic.GitFileSource{Bytes: content, Open: func() error {
-		x.ensure(key, t, overlaid)
+		x.ensure(key, t, overlaid, ov)
 		return nil
 	}}
 }
 
-// Changed is stack.Stack.Changed: for an export with an overlay, what its
-// every write calls, telling the export's journal (once made) that
-// anything may have changed. The overlay's writes carry no reliable
-// path here (a handle may name a file renamed since), so the hook's next
-// answer is "/" and git checks every file by its stat data, as it would
-// without a monitor; a status with no write since its last costs nothing.
-func (x *Exports) Changed(fs vfs.FS) func() {
+// Changed is stack.Stack.Changed: for an export with an overlay, what
+// the overlay tells the paths of its every change (overlay.FS.Notify, the
+// names at the time of the change), recorded in the export's journal once
+// it is made, so that the hook names them to the next status.
+func (x *Exports) Changed(fs vfs.FS) func(paths []string) {
 	t, overlaid := treeOf(fs)
 	if t == nil || !overlaid || len(x.hook) == 0 || x.commonDir == "" {
 		return nil
 	}
 	key := x.exportKey(fs)
-	return func() {
+	return func(paths []string) {
 		if j, ok := x.journals.Load(key); ok {
-			j.(*fsmonitor.Journal).Record(fsmonitor.Everything)
+			j.(*fsmonitor.Journal).Record(paths...)
 		}
 	}
 }
+
+// touched is an overlay (overlay.FS): the paths at which it may differ
+// from the tree below.
+type touched interface{ Touched() []string }
 
 // Moved brings the admin directory of fs, the export's FS after a
 // --follow move, to its new commit if it was made already (else its first
@@ -170,7 +180,8 @@ func (x *Exports) Moved(fs vfs.FS) {
 	_, ok := x.made[key]
 	x.mu.Unlock()
 	if ok {
-		x.ensure(key, t, overlaid)
+		ov, _ := fs.(touched)
+		x.ensure(key, t, overlaid, ov)
 	}
 }
 
@@ -184,9 +195,11 @@ func (x *Exports) Moved(fs vfs.FS) {
 // without it.
 //
 // overlaid says the export is writable: its journal learns of writes from
-// Changed, and its index carries no token (git's first status then checks
-// every file: the overlay may hold changes from before).
-func (x *Exports) ensure(key string, t Tree, overlaid bool) {
+// Changed. Its index carries a token when the overlay ov can say where it
+// differs from the tree (those paths are recorded after the token, so the
+// first status checks them and trusts the rest); else none, and git's
+// first status checks every file.
+func (x *Exports) ensure(key string, t Tree, overlaid bool, ov touched) {
 	snap := t.Snapshot()
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -198,34 +211,20 @@ func (x *Exports) ensure(key string, t Tree, overlaid bool) {
 		m = &made{}
 		x.made[key] = m
 	}
-	if err := x.write(key, m, snap, t, overlaid); err != nil {
+	if err := x.write(key, m, snap, t, overlaid, ov); err != nil {
 		m.failed = true
 		x.log.Warn("the mount's .git names an admin directory that could not be written: git in the mount says \"not a git repository\"",
 			"dir", (&Admin{CommonDir: x.commonDir, Name: Name(x.commonDir, key)}).Dir(), "err", err)
 	}
 }
 
-func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree, overlaid bool) error {
-	// A --follow move: what it changed is what the hook reports next, to
-	// a status that read the old index (before the new one is written) and
-	// to the first one that reads the new index (after), so that a status
-	// whose refresh wrote an index read before the move over the new one
-	// still checks those paths: recorded on both sides of the write.
-	var moved []string
-	if m.journal != nil {
-		err := x.store.ChangedPaths(m.root, snap.Root, func(p string, gone bool) {
-			if gone {
-				moved = append(moved, p, p+"/")
-			} else {
-				moved = append(moved, p)
-			}
-		})
-		if err != nil {
-			moved = []string{fsmonitor.Everything}
-		}
-		m.journal.Record(moved...)
-		defer func() { m.journal.Record(moved...) }()
-	}
+func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree, overlaid bool, ov touched) error {
+	// A move (Moved) reports nothing to the hook: the new index is the new
+	// tree's with a token of its own, and a status that read the old one
+	// does not write it back over the new one (git's verify_index: the
+	// file must be the one it read). A switched export (Follow) writes it
+	// in a slot of its own, so a status reads one commit whole.
+	switched := x.isSwitched(key)
 	ix, err := BuildIndex(x.store, snap.Root, t.TreeAttr)
 	if err != nil {
 		return err
@@ -255,20 +254,48 @@ func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree, overla
 			return err
 		}
 	}
-	if m.journal != nil && !overlaid {
+	switch {
+	case m.journal == nil:
+	case !overlaid:
 		// The index names the journal as it is: git's first status asks
 		// the hook what changed since, and checks nothing else.
 		ix.FSMonitorToken = m.journal.Token()
+	case ov != nil:
+		// The index is the tree's; the overlay's differences from it are
+		// recorded after the token, read after it was taken: a change made
+		// before is in them, one made after is recorded after the token
+		// by Changed (which tells it once it is made).
+		ix.FSMonitorToken = m.journal.Token()
+		m.journal.Record(ov.Touched()...)
 	}
-	if err := writeIndex(m.admin, ix); err != nil {
-		return err
-	}
-	if err := m.admin.SetHead(snap.Commit); err != nil {
-		return err
+	if switched {
+		keepUntrackedCache(m.admin, ix)
+		if err := m.admin.Switch(snap.Commit, ix); err != nil {
+			return err
+		}
+	} else {
+		if err := writeIndex(m.admin, ix); err != nil {
+			return err
+		}
+		if err := m.admin.SetHead(snap.Commit); err != nil {
+			return err
+		}
 	}
 	m.commit, m.root = snap.Commit, snap.Root
 	return nil
 }
+
+// Follow makes the admin directory of the export over fs a switched one
+// (worktree.go, Admin.Switch): the export moves (--follow), and a status
+// during a move must read the HEAD and index of one commit. Called before
+// the export's first GitFile.
+func (x *Exports) Follow(fs vfs.FS) {
+	x.mu.Lock()
+	x.switched[x.exportKey(fs)] = true
+	x.mu.Unlock()
+}
+
+func (x *Exports) isSwitched(key string) bool { return x.switched[key] }
 
 // writeIndex writes the index, waiting a while for a git command that
 // holds index.lock (a status refreshing it) to let it go.
@@ -333,13 +360,20 @@ func enableWorktreeConfig(commonDir string) error {
 }
 
 // FSMonitorAddr is the address of the fsmonitor service recorded in the
-// admin directory gitDir.
-func FSMonitorAddr(gitDir string) (string, error) {
+// admin directory gitDir, and the name of the export's journal there: the
+// admin directory's, whose name a switched export's git directory (one of
+// its slots) does not carry. The file holds the address alone (e2e/git's
+// guest reads it so).
+func FSMonitorAddr(gitDir string) (addr, journal string, err error) {
 	b, err := os.ReadFile(filepath.Join(gitDir, FSMonitorAddrFile))
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return strings.TrimSpace(string(b)), nil
+	journal = filepath.Base(gitDir)
+	if !strings.HasPrefix(journal, NamePrefix) {
+		journal = filepath.Base(filepath.Dir(gitDir)) // a slot
+	}
+	return strings.TrimSpace(string(b)), journal, nil
 }
 
 // Close ends this server's hold on every admin directory it made: removed
@@ -370,4 +404,32 @@ func (x *Exports) Close(remove bool) error {
 		x.monitor = nil
 	}
 	return first
+}
+
+// untrackedCache is the signature of git's untracked cache extension.
+const untrackedCache = "UNTR"
+
+// keepUntrackedCache gives the index of a switched export's next slot
+// the untracked cache git wrote into the current slot's index, if any.
+// A switched export is read-only (--follow refuses --overlay): no file
+// that is not the tree's can be in it, so every directory the cache holds
+// says "nothing untracked" truly whatever the move changed, and a
+// directory the move added is not listed by git at all (it recurses
+// into the directories the cache knows), and has nothing untracked
+// either. Without it the first status after each move lists every
+// directory again (TestFollowKeepsTheUntrackedCache).
+func keepUntrackedCache(a *Admin, ix *gitindex.Index) {
+	b, err := os.ReadFile(filepath.Join(a.Dir(), CurrentSlot, "index"))
+	if err != nil {
+		return
+	}
+	old, err := gitindex.Decode(b)
+	if err != nil {
+		return
+	}
+	for _, e := range old.Other {
+		if e.Signature == untrackedCache {
+			ix.Other = append(ix.Other, e)
+		}
+	}
 }

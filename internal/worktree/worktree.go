@@ -18,7 +18,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -198,4 +200,119 @@ func (a *Admin) write(name string, data []byte) error {
 		return fmt.Errorf("worktree: %w", err)
 	}
 	return nil
+}
+
+// Switched admin directories (a --follow export). git status reads the
+// index, asks the fsmonitor hook, then reads HEAD (builtin/commit.c
+// cmd_status): two files written one after the other, in either order,
+// leave a status that reads one before and one after the writes the index
+// of one commit against the HEAD of the other (TestFollowStatusSeesOneCommit
+// saw it at the second status). But git reads the `.git` file once, and
+// resolves the directory it names to its real path (setup.c
+// read_gitfile_gently: real_pathdup): every file of one git command comes
+// from that directory. So a switched export's `.git` names the symlink
+// `current` in its admin directory, and each move writes a whole slot
+// (HEAD, index, commondir, the config) beside it and renames a new symlink
+// over `current`: a git command reads the old slot or the new one whole.
+// The admin directory's own HEAD and index follow (what `git worktree list`
+// and `git gc` read). Each move's slot is new (numbered on); one that
+// stopped being current more than SlotGrace ago is removed: a git command
+// that runs longer than that across a move reads no HEAD there.
+
+// CurrentSlot is the symlink a switched export's `.git` names.
+const CurrentSlot = "current"
+
+// SlotGrace is how long a slot is kept after a move made another current.
+var SlotGrace = time.Minute
+
+// SwitchedGitFile is the content of a switched export's `.git`.
+func (a *Admin) SwitchedGitFile() []byte {
+	return []byte("gitdir: " + filepath.Join(a.Dir(), CurrentSlot) + "\n")
+}
+
+// slotCopied are the admin directory's files each slot has a copy of.
+var slotCopied = []string{"config.worktree", "gitnfs-fsmonitor"}
+
+// Switch writes the next slot for commit and its index ix, makes it
+// current, then brings the admin directory's own HEAD and index along.
+func (a *Admin) Switch(commit plumbing.Hash, ix *gitindex.Index) error {
+	have := a.slots()
+	next := 0
+	if len(have) > 0 {
+		next = have[len(have)-1] + 1
+	}
+	name := fmt.Sprintf("slot-%d", next)
+	s := &Admin{CommonDir: a.CommonDir, Name: filepath.Join(a.Name, name)}
+	if err := os.RemoveAll(s.Dir()); err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	if err := os.MkdirAll(s.Dir(), 0o777); err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	// commondir is relative to the slot, one level below the admin
+	// directory.
+	if err := s.write("commondir", []byte("../../..\n")); err != nil {
+		return err
+	}
+	if err := s.write("HEAD", []byte(commit.String()+"\n")); err != nil {
+		return err
+	}
+	for _, f := range slotCopied {
+		b, err := os.ReadFile(filepath.Join(a.Dir(), f))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("worktree: %w", err)
+		}
+		if err := s.write(f, b); err != nil {
+			return err
+		}
+	}
+	if err := s.WriteIndex(ix); err != nil {
+		return err
+	}
+	tmp := filepath.Join(a.Dir(), ".current.tmp")
+	os.Remove(tmp)
+	if err := os.Symlink(name, tmp); err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(a.Dir(), CurrentSlot)); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("worktree: %w", err)
+	}
+	if err := a.WriteIndex(ix); err != nil {
+		return err
+	}
+	if err := a.SetHead(commit); err != nil {
+		return err
+	}
+	// A slot stopped being current when the next one was made.
+	for i, n := range have {
+		after := fmt.Sprintf("slot-%d", next)
+		if i+1 < len(have) {
+			after = fmt.Sprintf("slot-%d", have[i+1])
+		}
+		st, err := os.Stat(filepath.Join(a.Dir(), after))
+		if err == nil && time.Since(st.ModTime()) >= SlotGrace {
+			os.RemoveAll(filepath.Join(a.Dir(), fmt.Sprintf("slot-%d", n)))
+		}
+	}
+	return nil
+}
+
+// slots are the numbers of the slots in the admin directory, in order.
+func (a *Admin) slots() []int {
+	ents, _ := os.ReadDir(a.Dir())
+	var out []int
+	for _, e := range ents {
+		var n int
+		if rest, ok := strings.CutPrefix(e.Name(), "slot-"); ok && e.IsDir() {
+			if _, err := fmt.Sscanf(rest, "%d", &n); err == nil && fmt.Sprint(n) == rest {
+				out = append(out, n)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
