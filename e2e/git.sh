@@ -153,7 +153,7 @@ check() { # check NAME
     *) fail "$1 ${r#RESULT $1 FAIL }" ;;
   esac
 }
-for c in ro/rev-parse ro/status ro/describe ro/log ro/ls-files ro/diff-index ro/diff-index-empty \
+for c in as-user ro/rev-parse ro/status ro/describe ro/log ro/ls-files ro/diff-index ro/diff-index-empty \
   ro/erofs/mv ro/erofs/rm ov/status ov/status-ignored ov/diff ov/status-shows-changes \
   ov/commit ov/after-commit ov/clean-after-commit; do
   check "$c"
@@ -193,6 +193,8 @@ for l in ro-first ro-second ov-first ov-second ov-65s; do
   TOTAL[$l]=${t:-0}
   printf '%-10s %6s RPCs (%s per file) in %s ms:%s\n' "$l" "${t:-?}" "$(awk -v t="${t:-0}" -v f="$FILES" 'BEGIN { printf "%.3f", t / f }')" "$(ms "$l")" "${ops:-}"
   [[ -n $t ]] || { fail "census/$l             no counts"; continue; }
+  # A status that failed (dubious ownership...) proves no bound.
+  grep -q "^TIME $l [0-9]* rc=0\$" "$G" || { fail "census/$l        git status failed: $(grep -m1 "^TIME $l " "$G")"; continue; }
   case $l in
     *-first)
       # git reads each .gitignore it meets (dir.c add_patterns) on the

@@ -59,8 +59,8 @@ compare() {
 }
 
 g --version | sed 's/^/guest: /'
-id=$(/init runas "$U" /usr/bin/id)
-echo "guest: git runs as $id"
+uid=$(/init runas "$U" id -u)
+[ "$uid" = "${U%:*}" ] && ok as-user "git runs as $(/init runas "$U" id)" || bad as-user "runas $U: uid '$uid'"
 
 # The first read of .git makes the export's admin directory (as git's own
 # first read would); its gitnfs-fsmonitor names the server's fsmonitor
