@@ -73,7 +73,7 @@ func runAs(ids string, argv []string) (int, error) {
 }
 
 // forward accepts connections on listen and joins each to a new
-// connection to target, until killed: the guest's 127.0.0.1:PORT standing
+// connection to target, until killed (it returns only an error): the guest's 127.0.0.1:PORT standing
 // for the host's (the guest reaches the host's loopback as 10.0.2.2).
 func forward(listen, target string) error {
 	l, err := net.Listen("tcp", listen)
@@ -141,11 +141,8 @@ func helperMain(args []string) bool {
 		}
 		os.Exit(code)
 	case args[0] == "forward" && len(args) == 3:
-		if err := forward(args[1], args[2]); err != nil {
-			fmt.Fprintln(os.Stderr, "forward:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+		fmt.Fprintln(os.Stderr, "forward:", forward(args[1], args[2]))
+		os.Exit(1)
 	case args[0] == "ops" && len(args) == 2:
 		line, err := opCounts(args[1])
 		if err != nil {
