@@ -22,7 +22,8 @@
 #     add, delete, rename, chmod +x, symlink, ignored file): the same
 #     status and diff; git add -A and git commit there make the same tree,
 #     and the same tree as `gitnfs commit` of the overlay after the server
-#     stopped.
+#     stopped; then git stash, stash pop, restore and reset --hard leave
+#     the same status in both.
 # The host asserts each of those, the census bounds (a first status reads
 # no tracked file but the .gitignore files git reads by design; a later
 # one costs at most 1% of the first's RPCs), and that both servers served
@@ -155,7 +156,7 @@ check() { # check NAME
 }
 for c in as-user ro/rev-parse ro/status ro/describe ro/log ro/ls-files ro/diff-index ro/diff-index-empty \
   ro/erofs/mv ro/erofs/rm ov/status ov/status-ignored ov/diff ov/status-shows-changes \
-  ov/commit ov/after-commit ov/clean-after-commit; do
+  ov/commit ov/after-commit ov/clean-after-commit ov/stash ov/pop ov/restore ov/reset ov/stash-steps; do
   check "$c"
 done
 while read -r _ name _ rest; do fail "$name $rest"; done < <(grep -E '^RESULT (run|change|commit)/.* FAIL' "$G" || true)

@@ -172,4 +172,21 @@ compare ov/after-commit status --porcelain=v2 --branch
 echo "TREE $(cd "$OV" && g rev-parse "HEAD^{tree}")"
 (cd "$OV" && g diff-index HEAD) > "$O/di" 2>&1
 [ -s "$O/di" ] && bad ov/clean-after-commit "$(head -c 300 "$O/di")" || ok ov/clean-after-commit
+
+# git stash (and pop), git restore, git reset --hard: the same steps in
+# the overlay mount and in the checkout, one after the other (refs/stash
+# is the repository's, shared by both), the status after each the same.
+steps() { # steps DIR TAG
+  as_user "cd '$1' && echo stash-me >> README.md && echo more >> added.txt && rm LICENSE" > "$O/$2_change" 2>&1
+  (cd "$1" && g stash -q && g status --porcelain=v2 && echo "stash list: $(g stash list | wc -l)") > "$O/$2_stash" 2>&1
+  (cd "$1" && g stash pop -q && g status --porcelain=v2 && g diff) > "$O/$2_pop" 2>&1
+  (cd "$1" && g restore README.md && g status --porcelain=v2) > "$O/$2_restore" 2>&1
+  (cd "$1" && g reset -q --hard HEAD && g status --porcelain=v2 --branch && g diff-index HEAD) > "$O/$2_reset" 2>&1
+}
+steps "$OV" ov
+steps "$REF" ref
+for s in stash pop restore reset; do same "ov/$s" "$O/ov_$s" "$O/ref_$s"; done
+grep -q '^stash list: 1$' "$O/ov_stash" && [ "$(grep -c '^[12?] ' "$O/ov_pop")" = 3 ] && [ "$(grep -c '^[12?] ' "$O/ov_reset")" = 0 ] \
+  && ok ov/stash-steps "stash cleaned the mount, pop brought back 3 changes, reset --hard left none" \
+  || bad ov/stash-steps "$(cat "$O/ov_stash" "$O/ov_pop" "$O/ov_reset" | tr '\n' '|' | head -c 400)"
 exit 0
