@@ -67,7 +67,7 @@ e2e_ports() {
 # e2e_start KIND ARGS...: gitnfs serve of REPO on PORT[KIND] with ARGS, its
 # census on (JJ_VFS_STATS=1), output in $WORK/out/KIND.{stdout,stderr}.
 # --no-git-dir: the suites compare the tree with git's, which has no .git
-# (README "git inside the mount"; its kernel-client proof is still to come).
+# (README "git inside the mount"; e2e/git.sh serves it and runs git there).
 e2e_start() {
   local kind=$1; shift
   mkdir -p "$WORK/out"

@@ -36,6 +36,11 @@
 #   --mount NAME=PORT[:EXPORT]
 #                          the script workload also mounts 127.0.0.1:PORT's EXPORT (default:
 #                          the --export path) at /mnt/NAME (env MNT_NAME); repeatable
+#   --share HOSTPATH       share the host directory HOSTPATH with the guest read-write over
+#                          virtio-9p (qemu -virtfs, security_model=passthrough: the host's
+#                          owners and modes), mounted by /init at the same path before any
+#                          workload; repeatable. For a path the server writes into what it
+#                          serves (the .git file's admin directory: e2e/git.sh)
 #
 # stdout: the census, one record per line, e.g.
 #   workload=ls_lR status=ok wall_ms=... total_rpcs=... tree_entries=... ...
@@ -54,7 +59,7 @@ PORT="" MOUNTPORT="" EXPORT="/" SUBDIR="" OPTS="" BASEOPTS=""
 WORKLOADS="find_names,find_type_f,ls_lR,stat_all,cat_all,warm_ls_lR"
 WARM_SLEEP=0 COUNT=true DROP=true TIMEOUT=1800 WTIMEOUT=900 MEM=1024 SMP=1
 OUTDIR="" JSON="" LABEL="" VERBOSE=0 SETUP=1 MANIFEST=false
-EXTRA_CPIO="" SCRIPT="" MOUNTS=()
+EXTRA_CPIO="" SCRIPT="" MOUNTS=() SHARES=()
 
 usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"; }
 die() { echo "run.sh: ERROR: $1" >&2; exit "${2:-1}"; }
@@ -84,6 +89,7 @@ while (($#)); do
     --extra-cpio) EXTRA_CPIO=$2; shift 2 ;;
     --script) SCRIPT=$2; shift 2 ;;
     --mount) MOUNTS+=("$2"); shift 2 ;;
+    --share) SHARES+=("$2"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
   esac
@@ -110,6 +116,16 @@ for m in "${MOUNTS[@]}"; do
   mounts_json+="${mounts_json:+,}{\"name\":\"${BASH_REMATCH[1]}\",\"port\":${BASH_REMATCH[2]}"
   [[ -n ${BASH_REMATCH[4]} ]] && mounts_json+=",\"export\":$(jstr "${BASH_REMATCH[4]}")"
   mounts_json+="}"
+done
+
+shares_json=""
+VIRTFS=()
+for i in "${!SHARES[@]}"; do
+  p=${SHARES[$i]}
+  [[ $p == /* && -d $p ]] || die "--share $p: not an absolute path of a directory"
+  [[ $p != *$'\n'* ]] || die "--share: a newline in the path"
+  shares_json+="${shares_json:+,}{\"tag\":\"share$i\",\"path\":$(jstr "$p")}"
+  VIRTFS+=(-virtfs "local,path=${p//,/,,},mount_tag=share$i,security_model=passthrough,id=share$i")
 done
 
 T0=$(date +%s.%N)
@@ -143,6 +159,7 @@ CFG="{\"server\":\"10.0.2.2\",\"port\":$PORT,\"mountport\":$MOUNTPORT,\"export\"
 [[ -n $BASEOPTS ]] && CFG="$CFG,\"base_opts\":$(jstr "$BASEOPTS")"
 [[ -n $SCRIPT ]] && CFG="$CFG,\"script\":$(jstr "$SCRIPT")"
 [[ -n $mounts_json ]] && CFG="$CFG,\"mounts\":[$mounts_json]"
+[[ -n $shares_json ]] && CFG="$CFG,\"shares\":[$shares_json]"
 CFG="$CFG}"
 CFG64=$(printf '%s' "$CFG" | base64 -w0)
 APPEND="console=ttyS0,115200 loglevel=4 panic=-1 mitigations=off nokaslr tsc=reliable census.cfg=$CFG64"
@@ -160,7 +177,8 @@ QEMU=(qemu-system-x86_64
   -display none -monitor none -no-reboot
   -netdev user,id=n0 -device virtio-net-pci,netdev=n0
   -chardev "file,id=con,path=${CONSOLE//,/,,}" -serial chardev:con
-  -chardev "file,id=res,path=${RESULTS//,/,,}" -serial chardev:res)
+  -chardev "file,id=res,path=${RESULTS//,/,,}" -serial chardev:res
+  "${VIRTFS[@]}")
 printf '%q ' "${QEMU[@]}" > "$OUTDIR/qemu.cmd"; echo >> "$OUTDIR/qemu.cmd"
 
 echo "run.sh: booting $(cat "$BUILD/kernel.pkg") under TCG; server 127.0.0.1:$PORT (guest 10.0.2.2), workloads $WORKLOADS; logs in $OUTDIR" >&2

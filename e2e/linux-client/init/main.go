@@ -58,6 +58,9 @@ type Config struct {
 	// exports it mounts (run.sh --mount NAME=PORT).
 	Script string       `json:"script"`
 	Mounts []ExtraMount `json:"mounts"`
+	// Shares are host directories mounted over 9p at their own paths
+	// (run.sh --share HOSTPATH), before any workload.
+	Shares []Share `json:"shares"`
 }
 
 const mnt = "/mnt/nfs"
@@ -831,6 +834,9 @@ func main() {
 		fail(rep, "network: %v", err)
 	}
 	rep.Boot["net"] = time.Since(t).Milliseconds()
+	if err := mountShares(cfg.Shares); err != nil {
+		fail(rep, "%v", err)
+	}
 	t = time.Now()
 	if err := checkServer(cfg); err != nil {
 		fail(rep, "%v", err)
@@ -908,7 +914,16 @@ func sortedStrings(s []string) []string {
 //
 //	census-init parse MOUNTPOINT [FILE]   parse a mountstats file (default /proc/self/mountstats)
 //	census-init walk MODE DIR             run a native walker (names|stat|cat|count)
+//
+// and serves the guest scripts (helpers.go):
+//
+//	/init runas UID:GID CMD [ARG...]      CMD as that user, no supplementary groups
+//	/init forward LISTEN TARGET           join connections to LISTEN to TARGET
+//	/init ops MOUNTPOINT                  the mount's per-op RPC counts, OP=N on one line
 func hostMain() {
+	if helperMain(os.Args[1:]) {
+		return
+	}
 	if len(os.Args) >= 3 && os.Args[1] == "parse" {
 		var r io.Reader = os.Stdin
 		path := "/proc/self/mountstats"

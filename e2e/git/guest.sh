@@ -1,0 +1,192 @@
+# e2e/git/guest.sh — run by the guest's /init (the script workload of
+# e2e/git.sh) with busybox sh, as root; git runs as uid 1000 (/init runas).
+# $1 is the read-only export's mount, MNT_OV the overlay export's; both
+# serve the same commit of the repository that e2e/git.sh shares with the
+# guest at its host path (run.sh --share); the gitnfs binary the fsmonitor
+# hook runs comes in the archive (/extra/gitnfs) and is put at its host
+# path. Prints RESULT NAME ok|FAIL DETAIL lines, OPS lines
+# (the mount's per-op counts before and after a measured command) and
+# TIME lines (its wall milliseconds); the host judges.
+set -u
+RO=$1
+OV=$MNT_OV
+U=1000:1000
+export HOME=/tmp/home GIT_PAGER=cat PAGER=cat
+export GIT_AUTHOR_NAME=e2e GIT_AUTHOR_EMAIL=e2e@example.com GIT_AUTHOR_DATE='1700000000 +0000'
+export GIT_COMMITTER_NAME=e2e GIT_COMMITTER_EMAIL=e2e@example.com GIT_COMMITTER_DATE='1700000000 +0000'
+mkdir -p "$HOME" && chown "$U" "$HOME"
+REF=/tmp/ref
+O=/tmp/out
+mkdir -p "$O" && chmod 777 "$O"
+FWD="" FWD_PORTS=""
+trap 'for p in $FWD; do kill $p 2>/dev/null; done' EXIT
+
+g() { /init runas "$U" /usr/bin/git "$@"; }
+as_user() { /init runas "$U" /bin/sh -c "$1"; }
+ok() { echo "RESULT $1 ok ${2:-}"; }
+bad() { echo "RESULT $1 FAIL ${2:-}"; }
+ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
+
+# measured LABEL MOUNT DIR GIT-ARGS...: git in DIR, its output in $O/LABEL,
+# the mount's op counts before and after (MOUNT - : none), its wall time.
+measured() {
+  label=$1 m=$2 d=$3
+  shift 3
+  [ "$m" = - ] || echo "OPS $label before $(/init ops "$m")"
+  t0=$(ms)
+  (cd "$d" && g "$@") > "$O/$label" 2>&1
+  rc=$?
+  t1=$(ms)
+  [ "$m" = - ] || echo "OPS $label after $(/init ops "$m")"
+  echo "TIME $label $((t1 - t0)) rc=$rc"
+  if [ $rc != 0 ]; then bad "run/$label" "git $* exited $rc: $(head -c 300 "$O/$label")"; fi
+}
+
+# same NAME A B: files A and B are equal (and say what A holds).
+same() {
+  if cmp -s "$2" "$3"; then ok "$1" "$(wc -l < "$2") lines, sha1 $(sha1sum < "$2" | cut -c1-12)"
+  else bad "$1" "differ: $(diff "$2" "$3" | head -20 | tr '\n' '|' | head -c 600)"; fi
+}
+
+# compare NAME GIT-ARGS...: the same git command in the mount (RO or OV:
+# $IN) and in the reference checkout prints the same.
+compare() {
+  name=$1 f=$O/$(echo "$1" | tr / _)
+  shift
+  (cd "$IN" && g "$@") > "$f.mount" 2>&1
+  (cd "$REF" && g "$@") > "$f.ref" 2>&1
+  same "$name" "$f.mount" "$f.ref"
+}
+
+g --version | sed 's/^/guest: /'
+uid=$(/init runas "$U" id -u)
+[ "$uid" = "${U%:*}" ] && ok as-user "git runs as $(/init runas "$U" id)" || bad as-user "runas $U: uid '$uid'"
+
+# The first read of .git makes the export's admin directory (as git's own
+# first read would); its gitnfs-fsmonitor names the server's fsmonitor
+# service on the server's loopback, which the guest reaches as 10.0.2.2:
+# forward the guest's own 127.0.0.1:PORT there, so that the hook, run by
+# git in the guest, finds it where it would on the server's host.
+for m in "$RO" "$OV"; do
+  gd=$(sed -n 's/^gitdir: //p' "$m/.git")
+  [ -n "$gd" ] || { bad "gitfile" "$m/.git: $(head -c 200 "$m/.git")"; exit 1; }
+  echo "guest: $m/.git names $gd"
+  for _ in $(seq 100); do [ -s "$gd/gitnfs-fsmonitor" ] && break; sleep 0.1; done
+  addr=$(cat "$gd/gitnfs-fsmonitor" 2>/dev/null)
+  [ -n "$addr" ] || { bad "fsmonitor-addr" "no $gd/gitnfs-fsmonitor"; exit 1; }
+  port=${addr##*:}
+  case " $FWD_PORTS " in *" $port "*) ;; *)
+    /init forward "127.0.0.1:$port" "10.0.2.2:$port" > /dev/null 2>&1 &
+    FWD="$FWD $!"
+    FWD_PORTS="$FWD_PORTS $port" ;;
+  esac
+  echo "guest: $(ls -ln "$gd" | tr -s ' ' | cut -d' ' -f3,4,9 | tr '\n' ' ')"
+done
+COMMON=$(cd "$gd/../.." && pwd)
+
+# The fsmonitor hook is the serving binary at its path on the server's
+# host (config.worktree's core.fsmonitor, quoted): put the copy the
+# archive brought there, on the guest's own disk, as it is on the host's.
+hook=$(g config --file "$gd/config.worktree" core.fsmonitor | sed -n "s/^'\([^']*\)'.*/\1/p")
+[ -n "$hook" ] || { bad fsmonitor-hook "no core.fsmonitor in $gd/config.worktree: $(tr '\n' '|' < "$gd/config.worktree")"; exit 1; }
+mkdir -p "${hook%/*}" && cp /extra/gitnfs "$hook" && chmod 755 "$hook"
+echo "guest: the fsmonitor hook is $hook"
+echo "guest: the common directory is $COMMON, owned by $(stat -c %u:%g "$COMMON")"
+
+# The first statuses on fresh mounts (read-only, then overlay), one right
+# after each, and a third on the overlay 65 s later (every attribute the
+# client holds has expired: acregmax and acdirmax are 60 s).
+measured ro-first "$RO" "$RO" status --porcelain=v2
+measured ro-second "$RO" "$RO" status --porcelain=v2
+measured ov-first "$OV" "$OV" status --porcelain=v2
+measured ov-second "$OV" "$OV" status --porcelain=v2
+t65=$(ms)
+
+# The reference: a real checkout of the same commit on the guest's own
+# disk (tmpfs), made by git worktree add --detach.
+HEAD=$(cd "$RO" && g rev-parse HEAD)
+echo "HEAD $HEAD"
+t0=$(ms)
+(cd "$COMMON" && g worktree add -q --detach "$REF" "$HEAD") > "$O/worktree-add" 2>&1 \
+  || { bad worktree-add "$(head -c 300 "$O/worktree-add")"; exit 1; }
+echo "TIME worktree-add $(($(ms) - t0)) rc=0"
+measured ref-first - "$REF" status --porcelain=v2
+measured ref-second - "$REF" status --porcelain=v2
+
+IN=$RO
+compare ro/rev-parse rev-parse HEAD
+compare ro/status status --porcelain=v2 --branch
+compare ro/describe describe --always --dirty
+compare ro/log log -1
+compare ro/ls-files ls-files -s
+compare ro/diff-index diff-index HEAD
+[ -s "$O/ro_diff-index.mount" ] && bad ro/diff-index-empty "$(head -c 300 "$O/ro_diff-index.mount")" || ok ro/diff-index-empty
+echo "LSFILES $(wc -l < "$O/ro_ls-files.mount")"
+
+# A read-only export: a git command that writes files fails with EROFS.
+for c in "mv README.md README.moved" "rm -q README.md"; do
+  (cd "$RO" && g $c) > "$O/erofs" 2>&1
+  rc=$?
+  if [ $rc != 0 ] && grep -q "Read-only file system" "$O/erofs"; then ok "ro/erofs/${c%% *}" "exit $rc: $(head -1 "$O/erofs")"
+  else bad "ro/erofs/${c%% *}" "exit $rc: $(head -c 300 "$O/erofs")"; fi
+done
+
+# The overlay 65 s after its second status.
+while [ $(($(ms) - t65)) -lt 65000 ]; do sleep 1; done
+measured ov-65s "$OV" "$OV" status --porcelain=v2
+measured ref-65s - "$REF" status --porcelain=v2
+
+# The same changes in the overlay mount and in the checkout: modify, add,
+# delete, rename, chmod +x, a symlink, a new ignored file (by a pattern
+# added to .gitignore).
+# Two plain names (no quoting needed) of files of mode 100644: one at the
+# root, one below.
+pick() { awk -F '\t' -v deep="$1" '{ split($1, m, " ") } m[1] == "100644" && $2 ~ /^[A-Za-z0-9_][A-Za-z0-9._\/-]*$/ &&
+  ($2 ~ /\//) == deep && $2 !~ /^(README.md|Makefile|\.gitignore)$/ { print $2; exit }' "$O/ro_ls-files.mount"; }
+plain=$(pick 0)
+gone=$(pick 1)
+[ -n "$plain" ] && [ -n "$gone" ] || bad pick "no plain file names in $O/ro_ls-files.mount"
+echo "guest: chmod +x $plain, rm $gone"
+for d in "$OV" "$REF"; do
+  as_user "cd '$d' && echo changed >> README.md && echo new > added.txt && rm '$gone' &&
+    mv Makefile Makefile.renamed && chmod +x '$plain' && ln -s README.md readme-link &&
+    printf '\n*.o\n' >> .gitignore && mkdir obj && echo x > obj/a.o" > "$O/change" 2>&1 \
+    || bad "change/$d" "$(head -c 300 "$O/change")"
+done
+IN=$OV
+compare ov/status status --porcelain=v2 --branch
+compare ov/status-ignored status --porcelain=v2 --ignored
+compare ov/diff diff
+grep -q '^? added.txt' "$O/ov_status.mount" && grep -q '^! obj/' "$O/ov_status-ignored.mount" \
+  && ok ov/status-shows-changes "$(grep -c '^[12] ' "$O/ov_status.mount") changed, $(grep -c '^?' "$O/ov_status.mount") untracked, obj/ ignored" \
+  || bad ov/status-shows-changes "$(grep '^[?!]' "$O/ov_status-ignored.mount" | tr '\n' '|' | head -c 300)"
+
+# git add -A and git commit in both: the same tree (and, same dates, the
+# same commit).
+for d in "$OV" "$REF"; do
+  (cd "$d" && g add -A && g commit -q -m "e2e change") > "$O/commit" 2>&1 \
+    || bad "commit/$d" "$(head -c 300 "$O/commit")"
+done
+compare ov/commit rev-parse HEAD "HEAD^{tree}"
+compare ov/after-commit status --porcelain=v2 --branch
+echo "TREE $(cd "$OV" && g rev-parse "HEAD^{tree}")"
+(cd "$OV" && g diff-index HEAD) > "$O/di" 2>&1
+[ -s "$O/di" ] && bad ov/clean-after-commit "$(head -c 300 "$O/di")" || ok ov/clean-after-commit
+
+# git stash (and pop), git restore, git reset --hard: the same steps in
+# the overlay mount and in the checkout, one after the other (refs/stash
+# is the repository's, shared by both), the status after each the same.
+steps() { # steps DIR TAG
+  as_user "cd '$1' && echo stash-me >> README.md && echo more >> added.txt && rm LICENSE" > "$O/$2_change" 2>&1
+  (cd "$1" && g stash -q && g status --porcelain=v2 && echo "stash list: $(g stash list | wc -l)") > "$O/$2_stash" 2>&1
+  (cd "$1" && g stash pop -q && g status --porcelain=v2 && g diff) > "$O/$2_pop" 2>&1
+  (cd "$1" && g restore README.md && g status --porcelain=v2) > "$O/$2_restore" 2>&1
+  (cd "$1" && g reset -q --hard HEAD && g status --porcelain=v2 --branch && g diff-index HEAD) > "$O/$2_reset" 2>&1
+}
+steps "$OV" ov
+steps "$REF" ref
+for s in stash pop restore reset; do same "ov/$s" "$O/ov_$s" "$O/ref_$s"; done
+grep -q '^stash list: 1$' "$O/ov_stash" && [ "$(grep -c '^[12?] ' "$O/ov_pop")" = 3 ] && [ "$(grep -c '^[12?] ' "$O/ov_reset")" = 0 ] \
+  && ok ov/stash-steps "stash cleaned the mount, pop brought back 3 changes, reset --hard left none" \
+  || bad ov/stash-steps "$(cat "$O/ov_stash" "$O/ov_pop" "$O/ov_reset" | tr '\n' '|' | head -c 400)"
+exit 0
