@@ -44,10 +44,8 @@ func callWalk(c *nfsclient.Client, root []byte, keep bool) (sizes map[string]str
 			if e.Name == "." || e.Name == ".." {
 				continue
 			}
-			if at == "" && e.Name == ".git" {
-				// The server's own .git file (issue 21), no tree entry:
-				// git refuses .git in a tree, and git ls-tree lists none.
-				continue
+			if at == "" && serversOwn(e.Name) {
+				continue // git ls-tree lists no .git
 			}
 			p := e.Name
 			if at != "" {
