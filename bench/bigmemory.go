@@ -103,7 +103,10 @@ func walkEverything(bin, repo, cacheSize string) (walkResult, error) {
 		}()
 	}
 	start := time.Now()
-	err = c.WalkPlus(root, bigWalkMaxcount, func(_ string, e nfsclient.Entry) error {
+	err = c.WalkPlus(root, bigWalkMaxcount, func(path string, e nfsclient.Entry) error {
+		if serversOwn(path) {
+			return nil
+		}
 		r.entries++
 		if e.Attr != nil && e.Attr.Type == 1 {
 			r.files++

@@ -44,6 +44,9 @@ func callWalk(c *nfsclient.Client, root []byte, keep bool) (sizes map[string]str
 			if e.Name == "." || e.Name == ".." || (at == "" && e.Name == gitFile) {
 				continue
 			}
+			if at == "" && serversOwn(e.Name) {
+				continue // git ls-tree lists no .git
+			}
 			p := e.Name
 			if at != "" {
 				p = at + "/" + e.Name

@@ -2,6 +2,7 @@ package nfs_test
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -155,4 +156,129 @@ func xidOf(rec []byte) uint32 {
 		return 0
 	}
 	return uint32(rec[0])<<24 | uint32(rec[1])<<16 | uint32(rec[2])<<8 | uint32(rec[3])
+}
+
+// heldListings is a git export whose listing of the directory at path
+// held waits for a token; everything else is the git export's own.
+type heldListings struct {
+	*gitfs.FS
+	held    atomic.Value // a path: a string
+	started chan struct{}
+	release chan struct{}
+	quit    chan struct{}
+}
+
+func (h *heldListings) ReadDir(dir vfs.Node) (vfs.Listing, error) {
+	if dir.Path == h.held.Load() {
+		h.started <- struct{}{}
+		select {
+		case <-h.release:
+		case <-h.quit:
+		}
+	}
+	return h.FS.ReadDir(dir)
+}
+
+// TestReaddirplusNeverListedOnAnIdleConnectionIsListedOnTheReader guards
+// view.readerIdle: a READDIRPLUS of a directory not at hand, on a
+// connection with no other call running or arrived, is listed on the
+// reading goroutine (a call sent meanwhile waits behind it, as behind a
+// GETATTR) instead of being handed to its own goroutine; with another call
+// running it is handed off, and a GETATTR behind it is answered at once.
+func TestReaddirplusNeverListedOnAnIdleConnectionIsListedOnTheReader(t *testing.T) {
+	repo := testrepo.Init(t, true)
+	files := map[string]testrepo.File{"f": {Mode: "100644", Data: []byte("0123456789")}}
+	for _, d := range []string{"a", "b"} {
+		for i := 0; i < 5; i++ {
+			files[fmt.Sprintf("%s/%02d", d, i)] = testrepo.File{Mode: "100644", Data: []byte(d + fmt.Sprint(i))}
+		}
+		// Different trees (a listing is kept by its tree's id). A subdirectory, never listed: the directory is not at hand
+		// until it is listed (its LOOKUP decodes it, for its nlink).
+		files[d+"/sub/x"] = testrepo.File{Mode: "100644", Data: []byte(d)}
+	}
+	testrepo.Commit(t, repo, files, "dirs")
+	store, err := tree.Open(repo, tree.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	snap, err := store.Resolve("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := &heldListings{FS: gitfs.New(store, snap, gitfs.Options{UID: 1000, GID: 1000}),
+		started: make(chan struct{}, 4), release: make(chan struct{}), quit: make(chan struct{})}
+	fs.held.Store("none")
+	addr := nfstest.Serve(t, fs, nfs.Options{}).Addr
+	t.Cleanup(func() { close(fs.quit) })
+	c, root := nfstest.Mount(t, addr)
+	fh := func(name string) []byte {
+		h, _, err := c.Lookup(root, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	a, b := fh("a"), fh("b")
+	conn := c.Conn()
+	var getattr nfsclient.Enc
+	getattr.Opaque(root)
+	rdp := func(dir []byte) []byte {
+		var e nfsclient.Enc
+		e.Opaque(dir)
+		e.U64(0)
+		e.U64(0)
+		e.U32(64 << 10)
+		e.U32(64 << 10)
+		return e.B
+	}
+	const (
+		procGetattr     = 1
+		procReaddirplus = 17
+	)
+
+	// Idle: a is listed on the reader, and the GETATTR sent while its
+	// listing is held waits for it.
+	fs.held.Store("a")
+	rawCall(t, conn, 1, 100003, 3, procReaddirplus, rdp(a))
+	<-fs.started
+	rawCall(t, conn, 2, 100003, 3, procGetattr, getattr.B)
+	conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if rec, err := nfsclient.ReadRecord(conn); err == nil {
+		t.Fatalf("reply xid %d while the idle connection's listing of a is held: it was handed off the reader", xidOf(rec))
+	}
+	fs.release <- struct{}{}
+	for _, want := range []uint32{1, 2} {
+		if x, rec := replyXID(t, conn); x != want || (x == 1 && len(rec) < 200) {
+			t.Fatalf("reply xid %d of %d bytes, want %d (READDIRPLUS of a whole, then the GETATTR)", x, len(rec), want)
+		}
+	}
+
+	// Not idle (b's READDIRPLUS arrives with a GETATTR behind it in one
+	// write): b is handed off, and the GETATTR is answered while its
+	// listing is held.
+	fs.held.Store("b")
+	var both []byte
+	for _, call := range []struct {
+		xid, proc uint32
+		args      []byte
+	}{{3, procReaddirplus, rdp(b)}, {4, procGetattr, getattr.B}} {
+		both = append(both, rawRecord(call.xid, 100003, 3, call.proc, call.args)...)
+	}
+	if _, err := conn.Write(both); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-fs.started:
+	case <-time.After(5 * time.Second):
+		x, rec := replyXID(t, conn)
+		t.Fatalf("b was not listed; a reply %d of %d bytes", x, len(rec))
+	}
+	if x, _ := replyXID(t, conn); x != 4 {
+		t.Fatalf("reply xid %d, want the GETATTR 4 while b's listing is held on its own goroutine", x)
+	}
+	fs.release <- struct{}{}
+	if x, rec := replyXID(t, conn); x != 3 || len(rec) < 200 {
+		t.Fatalf("reply xid %d of %d bytes, want READDIRPLUS 3 of b whole", x, len(rec))
+	}
 }

@@ -46,6 +46,7 @@ type conn struct {
 	rec    []byte
 	batch  []byte
 	inline request
+	r      *bufio.Reader // what was read of nc and not yet answered
 }
 
 // request is one call's state from its parse to its reply: the reading
@@ -218,6 +219,7 @@ const flushAt = 64 << 10
 // one write between them, as in bench/floor.
 func (c *conn) readLoop() error {
 	r := bufio.NewReaderSize(c.nc, 64<<10)
+	c.r = r
 	c.rec = getBuf()
 	for {
 		if len(c.batch) >= flushAt || (len(c.batch) > 0 && !recordBuffered(r)) {

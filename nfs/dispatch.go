@@ -71,7 +71,7 @@ func (c *conn) serveInline(p procFunc, rec []byte, start time.Time) {
 	r.e.b = appendAcceptedHeader(c.batch, r.call.xid, acceptSuccess)
 	r.d = decoder{b: r.call.args}
 	x := c.s.current.Load()
-	r.view = view{Server: c.s, export: x, served: x, onReader: true}
+	r.view = view{Server: c.s, export: x, served: x, onReader: true, readerIdle: c.idle()}
 	status := c.run(p, r)
 	if status == statusHandOff || r.view.pending != nil && c.s.opts.FetchWait > 0 && retryable(r.call.proc, status) {
 		// It would wait (for a listing not in memory, or for data being
@@ -88,6 +88,14 @@ func (c *conn) serveInline(p procFunc, rec []byte, start time.Time) {
 	c.batch = finishRecordAt(r.e.b, at)
 	// Nothing of this call may outlive it: the record is read over next.
 	r.e.b, r.d.b, r.call.args, r.view = nil, nil, nil, view{}
+}
+
+// idle reports whether the reading goroutine may take its time on the call
+// it is answering: no call of this connection is running elsewhere and no
+// byte of another has arrived (a call coming in meanwhile waits for it, as
+// behind a GETATTR).
+func (c *conn) idle() bool {
+	return len(c.sem) == 0 && c.r != nil && c.r.Buffered() == 0
 }
 
 // runOn runs p for r on export x (as the request finds it; resolving a

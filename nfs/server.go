@@ -185,6 +185,12 @@ type view struct {
 	// A proc.Table AtHand handler then answers only from what is in
 	// memory, and statusHandOff when it would have to wait.
 	onReader bool
+	// readerIdle: on the reading goroutine of a connection with no other
+	// call running and none buffered (conn.idle). An AtHand handler may
+	// then read storage there too (a small directory never listed): no
+	// call is waiting behind it, and a hand-off would cost the server two
+	// context switches more than the call itself (bench row 11).
+	readerIdle bool
 }
 
 func (s *Server) view() *view { return s.viewOf(s.current.Load()) }

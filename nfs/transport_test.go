@@ -68,6 +68,13 @@ func serveFS(t *testing.T, f vfs.FS) string { return nfstest.Serve(t, f, nfs.Opt
 // rawCall writes one call with the given xid on conn.
 func rawCall(t *testing.T, conn net.Conn, xid, prog, vers, proc uint32, args []byte) {
 	t.Helper()
+	if _, err := conn.Write(rawRecord(xid, prog, vers, proc, args)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rawRecord is one call with the given xid as a record (AUTH_SYS, uid 0).
+func rawRecord(xid, prog, vers, proc uint32, args []byte) []byte {
 	var e nfsclient.Enc
 	for _, v := range []uint32{0, xid, 0, 2, prog, vers, proc, 1} {
 		e.U32(v)
@@ -83,9 +90,7 @@ func rawCall(t *testing.T, conn net.Conn, xid, prog, vers, proc uint32, args []b
 	e.U32(0)
 	e.B = append(e.B, args...)
 	binary.BigEndian.PutUint32(e.B, uint32(len(e.B)-4)|1<<31)
-	if _, err := conn.Write(e.B); err != nil {
-		t.Fatal(err)
-	}
+	return e.B
 }
 
 func replyXID(t *testing.T, conn net.Conn) (uint32, []byte) {

@@ -70,38 +70,146 @@ const MaxInlinePath = 47
 // handles could not carry them, noted as such nodes are handed out. After a
 // restart it is empty, so the first unknown fileid walks the whole tree
 // once (walkAll must Note every node it meets) and asks again.
+//
+// The table is bounded (MaxLongPathBytes, counted as longPathCost a path):
+// a tree has as many long paths as it has (RIOT-OS 3,544, 108 bytes each
+// as counted), and a walk hands out every one. Past the bound a quarter of
+// the table is forgotten (the map's own order: any quarter); a fileid
+// forgotten that way is found again by a walk of the tree, so a miss walks
+// the tree again only while something was forgotten since the last walk
+// (a fileid no walk finds is stale, and no client can make the server walk
+// the tree for every bogus handle it sends while nothing is forgotten).
 type LongPaths struct {
-	paths sync.Map // fileid → path
-	mu    sync.Mutex
-	built bool
+	mu        sync.Mutex
+	paths     map[uint64]string
+	bytes     int64
+	forgotten uint64 // paths forgotten to stay in bound, ever
+	// walked is forgotten as the last whole walk found it (walkedOnce:
+	// there was one).
+	walked     uint64
+	walkedOnce bool
+	// seeking is the fileid a walk is looking for, and found its path once
+	// met (under mu): a walk notes every path, and the one it is for could
+	// be forgotten again before it ends.
+	seeking uint64
+	found   string
+	walk    sync.Mutex // one walk at a time
+	max     int64      // 0: MaxLongPathBytes (a test lowers it)
 }
+
+// MaxLongPathBytes bounds a LongPaths table: 4 MiB, about 16,000 paths of
+// 200 bytes (RIOT-OS's 3,544 long paths, all of which a walk hands out,
+// count 0.37 MiB).
+const MaxLongPathBytes = 4 << 20
+
+// longPathCost is what a path of n bytes costs the table: its bytes, and
+// about 48 more (its key and string header in a map slot, the map's slack
+// and the string's allocation rounded up).
+func longPathCost(n int) int64 { return int64(n) + 48 }
 
 // Note remembers path for id if a handle cannot carry it.
 func (l *LongPaths) Note(id uint64, path string) {
-	if len(path) > MaxInlinePath {
-		l.paths.LoadOrStore(id, path)
-	}
-}
-
-// Path returns the path of id, walking the tree once if it is not known;
-// an id still unknown after the walk is ErrStale.
-func (l *LongPaths) Path(id uint64, walkAll func() error) (string, error) {
-	if p, ok := l.paths.Load(id); ok {
-		return p.(string), nil
+	if len(path) <= MaxInlinePath {
+		return
 	}
 	l.mu.Lock()
-	if !l.built {
-		if err := walkAll(); err != nil {
-			l.mu.Unlock()
-			return "", err
+	defer l.mu.Unlock()
+	if l.seeking == id && l.found == "" {
+		l.found = path
+	}
+	if _, ok := l.paths[id]; ok {
+		return
+	}
+	if l.paths == nil {
+		l.paths = map[uint64]string{}
+	}
+	max := l.max
+	if max <= 0 {
+		max = MaxLongPathBytes
+	}
+	cost := longPathCost(len(path))
+	if l.bytes+cost > max {
+		l.forget(max * 3 / 4)
+	}
+	if l.bytes+cost > max {
+		l.forgotten++ // a path bigger than the whole bound: walked for
+		return
+	}
+	l.paths[id] = path
+	l.bytes += cost
+}
+
+// forget (under mu) drops paths until the table takes at most keep bytes.
+// A map keeps its buckets when emptied: it is made anew, holding what
+// remains, so the bound is the heap's too.
+func (l *LongPaths) forget(keep int64) {
+	kept := make(map[uint64]string, len(l.paths)/2)
+	var bytes int64
+	for id, p := range l.paths {
+		if c := longPathCost(len(p)); bytes+c <= keep {
+			kept[id] = p
+			bytes += c
+		} else {
+			l.forgotten++
 		}
-		l.built = true
+	}
+	l.paths, l.bytes = kept, bytes
+}
+
+// Bytes is what the table holds, as the bound counts it.
+func (l *LongPaths) Bytes() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.bytes
+}
+
+// Path returns the path of id, walking the tree if it is not known and it
+// may have been forgotten (no walk yet, or paths forgotten since the last);
+// an id still unknown after the walk is ErrStale.
+func (l *LongPaths) Path(id uint64, walkAll func() error) (string, error) {
+	if p, ok := l.lookup(id); ok {
+		return p, nil
+	}
+	l.walk.Lock()
+	defer l.walk.Unlock()
+	l.mu.Lock()
+	p, ok := l.paths[id]
+	stale := l.walkedOnce && l.walked == l.forgotten
+	l.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	if stale {
+		return "", fmt.Errorf("fileid %#x: %w", id, ErrStale)
+	}
+	l.mu.Lock()
+	l.seeking, l.found = id, ""
+	forgotten := l.forgotten
+	l.mu.Unlock()
+	err := walkAll()
+	l.mu.Lock()
+	p, l.seeking, l.found = l.found, 0, ""
+	if err == nil && l.forgotten == forgotten {
+		// Nothing was forgotten during the walk: the table holds every
+		// long path, and the next miss is stale without a walk.
+		l.walked, l.walkedOnce = l.forgotten, true
 	}
 	l.mu.Unlock()
-	if p, ok := l.paths.Load(id); ok {
-		return p.(string), nil
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("fileid %#x: %w", id, ErrStale)
+	if p == "" {
+		return "", fmt.Errorf("fileid %#x: %w", id, ErrStale)
+	}
+	l.Note(id, p)
+	return p, nil
+}
+
+func (l *LongPaths) lookup(id uint64) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p, ok := l.paths[id]
+	return p, ok
 }
 
 // Resolve is IDResolver.ResolveID for an FS that notes its long paths in

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 func TestMemoryLimitIsTheCacheSizePlusHeadroom(t *testing.T) {
@@ -57,6 +58,9 @@ func TestCacheSizeHelpStatesTheSplit(t *testing.T) {
 	}
 	if !strings.Contains(usage, "plus 24MiB") || memoryHeadroom != 24<<20 {
 		t.Errorf("--cache-size help and memoryHeadroom (%d) disagree: %s", memoryHeadroom, usage)
+	}
+	if !strings.Contains(usage, "too long for a handle that clients were given (at most 4MiB an export)") || vfs.MaxLongPathBytes != 4<<20 {
+		t.Errorf("--cache-size help and vfs.MaxLongPathBytes (%d) disagree: %s", vfs.MaxLongPathBytes, usage)
 	}
 }
 

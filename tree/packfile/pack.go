@@ -147,7 +147,8 @@ func parseObjectHeader(b []byte) (objectHeader, error) {
 	return h, nil
 }
 
-// header parses the object header at off.
+// header parses the object header at off, noting the pages it mapped
+// (resident.go: sizing a walk's blobs reads nothing else of the pack).
 func (p *pack) header(off uint64) (objectHeader, error) {
 	if off < packHeaderLen || off >= p.end {
 		return objectHeader{}, fmt.Errorf("pack %s: object offset %d outside the pack's objects [%d, %d)", p.name, off, packHeaderLen, p.end)
@@ -156,6 +157,7 @@ func (p *pack) header(off uint64) (objectHeader, error) {
 	if err != nil {
 		return h, fmt.Errorf("pack %s: object at offset %d: %w", p.name, off, err)
 	}
+	p.noteRead(off, uint64(h.dataLen))
 	return h, nil
 }
 
@@ -214,10 +216,18 @@ func deltaSizes(z []byte) (base, result int64, err error) {
 	return base, result, err
 }
 
+// deltaPrefixSpan is as much of a delta's zlib stream as deltaSizes reads,
+// at most: a dynamic block's code lengths (up to 316 of 7 bits and their
+// code) before the first bytes. Only which 128 KiB windows it lies in
+// matters (resident.go).
+const deltaPrefixSpan = 512
+
 // deltaResultSize is the size of the object a delta at off (with header h)
 // produces.
 func (p *pack) deltaResultSize(off uint64, h objectHeader) (int64, error) {
-	_, result, err := deltaSizes(p.data[off+uint64(h.dataLen) : p.end])
+	start := off + uint64(h.dataLen)
+	p.noteRead(start, min(deltaPrefixSpan, p.end-start))
+	_, result, err := deltaSizes(p.data[start:p.end])
 	if err != nil {
 		return 0, fmt.Errorf("pack %s: delta at offset %d: %w", p.name, off, err)
 	}

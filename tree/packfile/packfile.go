@@ -56,7 +56,6 @@ type Packs struct {
 
 	refresh sync.Mutex // one Refresh at a time, so a pack is mapped once
 
-	guard residentGuard // lets go of mapped pack pages (resident.go)
 }
 
 // Open maps every pack of objectsDir (a repository's objects directory).
@@ -298,7 +297,6 @@ func DecodePrefix(prefix string) (raw []byte, nibbles int, err error) {
 // Has reports whether a pack holds id, from the indexes alone: no object
 // header is read (Size reads it, and a delta's chain of bases).
 func (p *Packs) Has(id plumbing.Hash) (bool, error) {
-	defer p.touched(1) // after the unlock
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
@@ -314,7 +312,6 @@ func (p *Packs) Has(id plumbing.Hash) (bool, error) {
 // first bytes of the outer delta). ok is false, with no error, when no pack
 // holds id.
 func (p *Packs) Size(id plumbing.Hash) (size int64, kind plumbing.ObjectType, ok bool, err error) {
-	defer p.touched(1) // after the unlock
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
@@ -407,7 +404,6 @@ func (p *Packs) Sizes(ids []plumbing.Hash, out []int64) error {
 	if len(out) < len(ids) {
 		return fmt.Errorf("packfile: %d ids but room for %d sizes", len(ids), len(out))
 	}
-	defer p.touched(len(ids)) // after the unlock
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {

@@ -133,7 +133,6 @@ func (r *Reader) Close() error {
 // no pack holds id. A base object streams out of the mapped pack; a delta
 // is resolved whole first (its result needs random access to its base).
 func (p *Packs) Open(id plumbing.Hash, bases *Bases) (r *Reader, ok bool, err error) {
-	defer p.touched(1) // after the unlock
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {

@@ -18,6 +18,15 @@ import (
 // sweepBytes: the resident pack pages stay under that bound (plus the
 // reads in flight), and a walk, whose trees git writes next to each other,
 // touches each window once between two sweeps instead of once an object.
+// Sizing (an object's header, a delta's first bytes: all a walk reads of
+// the pack) notes its windows the same way (noteRead). It used to let go
+// of every pack every 256 lookups instead, which refaulted the pages the
+// next lookups needed: the unified sweep cut a cold RIOT walk's server CPU
+// (bench row 11, same run; see the commit). Index pages are never let go:
+// a lookup probes an index at random, so one let go of is faulted back
+// nearly whole at once, 64 KiB a probe (letting the 1.1M-entry tree's
+// 31 MiB index go whenever 8 MiB of it was mapped made its walk 5x
+// slower); --help says the bound does not cover them.
 
 const (
 	// releaseAlone is the read that lets go of its own pages at once (a
@@ -89,4 +98,14 @@ func (pk *pack) noteMapped(off, n uint64) {
 	}
 	w.count.Store(0)
 	_ = unix.Madvise(pk.data, unix.MADV_DONTNEED)
+}
+
+// noteRead notes the pages a read of [off, off+n) of the mapped pack
+// touched without letting go of them itself: an object's header, the
+// first bytes of a delta (sizing: a walk reads nothing else of the pack).
+// Memory in tests is not mapped.
+func (pk *pack) noteRead(off, n uint64) {
+	if pk.unmap != nil && n > 0 {
+		pk.noteMapped(off, n)
+	}
 }
