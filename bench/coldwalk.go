@@ -217,16 +217,11 @@ type coldRound struct {
 
 // walkSizes walks the export with READDIRPLUS only and returns every
 // path's size as git ls-tree prints it.
-// gitFile is the synthetic .git every export of a commit serves at its
-// root; a tree never holds one, so the walks compared with git ls-tree
-// leave it out (a binary from before it, -against, serves none).
-const gitFile = ".git"
-
 func walkSizes(c *nfsclient.Client, root []byte) (map[string]string, error) {
 	got := map[string]string{}
 	err := c.WalkPlus(root, coldMaxcount, func(path string, e nfsclient.Entry) error {
 		switch {
-		case path == gitFile:
+		case serversOwn(path):
 			// The export's own .git (README "git inside the mount"), not the
 			// tree's: git ls-tree never lists it.
 		case e.Attr == nil:

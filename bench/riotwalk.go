@@ -41,7 +41,7 @@ func callWalk(c *nfsclient.Client, root []byte, keep bool) (sizes map[string]str
 			return fmt.Errorf("readdirplus %q: %w", at, err)
 		}
 		for _, e := range ents {
-			if e.Name == "." || e.Name == ".." || (at == "" && e.Name == gitFile) {
+			if e.Name == "." || e.Name == ".." {
 				continue
 			}
 			if at == "" && serversOwn(e.Name) {
