@@ -34,8 +34,7 @@ type Tree interface {
 type based interface{ Base() vfs.FS }
 
 // treeOf is the tree below fs's writable layer (overlaid: there is one),
-// or nil when fs serves no plain tree (the merge view: its git state is
-// issue 22's).
+// or nil when fs serves no plain tree (the merge view: merge.go).
 func treeOf(fs vfs.FS) (t Tree, overlaid bool) {
 	for fs != nil {
 		if t, ok := fs.(Tree); ok {
@@ -75,6 +74,7 @@ type Exports struct {
 type made struct {
 	admin   *Admin
 	commit  plumbing.Hash // HEAD as last written
+	theirs  plumbing.Hash // MERGE_HEAD, for a merge view (merge.go)
 	root    plumbing.Hash // its tree
 	journal *fsmonitor.Journal
 	failed  bool // logged once
@@ -127,7 +127,10 @@ func (x *Exports) exportKey(fs vfs.FS) string {
 // directory (memory storage).
 func (x *Exports) GitFile(fs vfs.FS) *synthetic.GitFileSource {
 	t, overlaid := treeOf(fs)
-	if t == nil || t.Snapshot().Commit.IsZero() || x.commonDir == "" {
+	if t == nil {
+		return x.mergeGitFile(fs)
+	}
+	if t.Snapshot().Commit.IsZero() || x.commonDir == "" {
 		return nil
 	}
 	key := x.exportKey(fs)

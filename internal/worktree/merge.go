@@ -1,0 +1,303 @@
+package worktree
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitnfs/gitnfs/internal/fsmonitor"
+	"github.com/gitnfs/gitnfs/internal/synthetic"
+	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/tree/gitindex"
+	"github.com/gitnfs/gitnfs/vfs"
+)
+
+// MergeView is what a merge view's FS (mergefs.FS) tells of the merge it
+// serves, for the git state of a merge in progress.
+type MergeView interface {
+	Ours() *tree.Snapshot
+	Theirs() *tree.Snapshot
+	// GitIndex is the index `git merge --no-commit THEIRS` leaves in a
+	// checkout of ours, each resolved path's stat data what stat makes of
+	// the attributes served for it; root is the merged tree (AUTO_MERGE).
+	// unstored is told of every object the index or that tree names which
+	// the object store may not hold.
+	GitIndex(stat func(vfs.Attr) gitindex.Stat, unstored func(plumbing.ObjectType, plumbing.Hash, []byte) error) (ix *gitindex.Index, root plumbing.Hash, err error)
+}
+
+// mergeOf is the merge view below fs's writable layer, if fs serves one.
+func mergeOf(fs vfs.FS) (m MergeView, overlaid bool) {
+	for fs != nil {
+		if m, ok := fs.(MergeView); ok {
+			return m, overlaid
+		}
+		b, ok := fs.(based)
+		if !ok {
+			return nil, false
+		}
+		fs, overlaid = b.Base(), true
+	}
+	return nil, false
+}
+
+// mergeGitFile is GitFile for a merge view: its admin directory is a merge
+// in progress (ensureMerge); nil when a side is not a commit (a raw tree:
+// no HEAD or MERGE_HEAD to write).
+func (x *Exports) mergeGitFile(fs vfs.FS) *synthetic.GitFileSource {
+	m, overlaid := mergeOf(fs)
+	if m == nil || m.Ours().Commit.IsZero() || m.Theirs().Commit.IsZero() || x.commonDir == "" {
+		return nil
+	}
+	key := x.exportKey(fs)
+	content := (&Admin{CommonDir: x.commonDir, Name: Name(x.commonDir, key)}).GitFile()
+	return &synthetic.GitFileSource{Bytes: content, Open: func() error {
+		x.ensureMerge(key, m, overlaid)
+		return nil
+	}}
+}
+
+// ensureMerge makes the admin directory of the merge view key, or brings
+// it to the merge m now serves (--follow): what `git merge --no-commit
+// THEIRS` leaves in a checkout of ours. HEAD is detached at ours,
+// MERGE_HEAD names theirs, MERGE_MSG is git's message for that merge with
+// its "# Conflicts:" list, MERGE_MODE is empty, ORIG_HEAD is ours, and
+// AUTO_MERGE names the merged tree with the conflicted files' markers (git
+// 2.39 writes it: `git diff AUTO_MERGE` shows what was changed since).
+// The objects the index and that tree name are written first, by git.
+// Each file is replaced whole, the index under index.lock, HEAD last.
+func (x *Exports) ensureMerge(key string, mv MergeView, overlaid bool) {
+	ours, theirs := mv.Ours(), mv.Theirs()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	m := x.made[key]
+	if m != nil && ((m.commit == ours.Commit && m.theirs == theirs.Commit) || m.failed) {
+		return
+	}
+	if m == nil {
+		m = &made{}
+		x.made[key] = m
+	}
+	if err := x.writeMerge(key, m, mv, overlaid); err != nil {
+		m.failed = true
+		x.log.Warn("the mount's .git names an admin directory that could not be written: git in the mount says \"not a git repository\"",
+			"dir", (&Admin{CommonDir: x.commonDir, Name: Name(x.commonDir, key)}).Dir(), "err", err)
+	}
+}
+
+func (x *Exports) writeMerge(key string, m *made, mv MergeView, overlaid bool) error {
+	ours, theirs := mv.Ours(), mv.Theirs()
+	if m.admin == nil {
+		a, err := Create(x.commonDir, key, Options{Commit: ours.Commit, Reason: x.reason})
+		if err != nil {
+			return err
+		}
+		m.admin = a
+		if err := ExcludeSillyRenames(x.commonDir); err != nil {
+			return err
+		}
+		if len(x.hook) > 0 {
+			if err := x.startMonitor(key, m); err != nil {
+				x.log.Warn("no fsmonitor for an export: git status checks every file", "dir", a.Dir(), "err", err)
+			}
+		}
+		hook := x.hook
+		if m.journal == nil {
+			hook = nil
+		}
+		if err := a.WriteHookConfig(hook); err != nil {
+			return err
+		}
+	}
+	if m.journal != nil {
+		// A rebuilt merge may change any path; the paths themselves are
+		// not worth a second walk.
+		m.journal.Record(fsmonitor.Everything)
+		defer m.journal.Record(fsmonitor.Everything)
+	}
+	objs, err := newObjectWriter(x.commonDir)
+	if err != nil {
+		return err
+	}
+	defer objs.close()
+	ix, root, err := mv.GitIndex(StatOf, objs.add)
+	if err != nil {
+		return err
+	}
+	if err := objs.write(); err != nil {
+		return err
+	}
+	msg, err := mergeMessage(m.admin, theirs.Rev, ix)
+	if err != nil {
+		return err
+	}
+	if m.journal != nil && !overlaid {
+		ix.FSMonitorToken = m.journal.Token()
+	}
+	if err := writeIndex(m.admin, ix); err != nil {
+		return err
+	}
+	for _, f := range []struct{ name, content string }{
+		{"ORIG_HEAD", ours.Commit.String() + "\n"},
+		{"MERGE_HEAD", theirs.Commit.String() + "\n"},
+		{"MERGE_MODE", ""},
+		{"MERGE_MSG", msg},
+		{"AUTO_MERGE", root.String() + "\n"},
+	} {
+		if err := m.admin.write(f.name, []byte(f.content)); err != nil {
+			return err
+		}
+	}
+	if err := m.admin.SetHead(ours.Commit); err != nil {
+		return err
+	}
+	m.commit, m.root, m.theirs = ours.Commit, root, theirs.Commit
+	return nil
+}
+
+// mergeMessage is MERGE_MSG as `git merge --no-commit REV` writes it in a
+// checkout whose HEAD is a's: git's own fmt-merge-msg, given the line
+// builtin/merge.c's merge_name makes for REV, then "# Conflicts:" and each
+// unmerged path of ix once, in index order (append_conflicts_hint).
+func mergeMessage(a *Admin, rev string, ix *gitindex.Index) (string, error) {
+	line, err := mergeName(a.CommonDir, rev)
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command("git", "fmt-merge-msg")
+	cmd.Env = append(os.Environ(), "GIT_DIR="+a.Dir())
+	cmd.Stdin = strings.NewReader(line)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git fmt-merge-msg: %v: %s", err, stderr.Bytes())
+	}
+	msg := string(out)
+	var conflicts strings.Builder
+	last := ""
+	for _, e := range ix.Entries {
+		if e.Flags>>12&3 != 0 && e.Path != last {
+			conflicts.WriteString("#\t" + e.Path + "\n")
+			last = e.Path
+		}
+	}
+	if conflicts.Len() > 0 {
+		msg += "\n# Conflicts:\n" + conflicts.String()
+	}
+	return msg, nil
+}
+
+// mergeName is the line builtin/merge.c's merge_name gives fmt-merge-msg
+// for the revision as typed: a branch, tag or remote-tracking branch by
+// its ref, NAME~N or NAME^ of a branch as its "early part", anything else
+// as a commit.
+func mergeName(commonDir, rev string) (string, error) {
+	git := func(args ...string) string {
+		out, _ := exec.Command("git", append([]string{"--git-dir=" + commonDir}, args...)...).Output()
+		return strings.TrimSpace(string(out))
+	}
+	commit := git("rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	if commit == "" {
+		return "", fmt.Errorf("%q does not point to a commit", rev)
+	}
+	full := git("rev-parse", "--symbolic-full-name", rev)
+	for _, k := range []struct{ prefix, what string }{
+		{"refs/heads/", "branch"}, {"refs/tags/", "tag"}, {"refs/remotes/", "remote-tracking branch"},
+	} {
+		if strings.HasPrefix(full, k.prefix) {
+			return fmt.Sprintf("%s\t\t%s '%s' of .\n", git("rev-parse", "--verify", "--quiet", full), k.what, rev), nil
+		}
+	}
+	// <name>^^^ or <name>~<number>: the early part of a branch.
+	cut, early := 0, false
+	for cut < len(rev) && rev[len(rev)-1-cut] == '^' {
+		cut++
+	}
+	if cut > 0 {
+		early = true
+	} else if i := strings.LastIndexByte(rev, '~'); i >= 0 {
+		digits := rev[i+1:]
+		if strings.Trim(digits, "0123456789") == "" {
+			cut = len(rev) - i
+			early = strings.Trim(digits, "0") != "" || digits == ""
+		}
+	}
+	if cut > 0 {
+		name := rev[:len(rev)-cut]
+		if git("rev-parse", "--verify", "--quiet", "refs/heads/"+name) != "" {
+			part := ""
+			if early {
+				part = " (early part)"
+			}
+			return fmt.Sprintf("%s\t\tbranch '%s'%s of .\n", commit, name, part), nil
+		}
+	}
+	return fmt.Sprintf("%s\t\tcommit '%s'\n", commit, rev), nil
+}
+
+// objectWriter has git write the objects of a merge the object store may
+// not hold: each kept in a file of a temporary directory, then one `git
+// hash-object -w --stdin-paths` per object type (git's own object writing;
+// an object already stored is left as is), its ids checked against ours.
+type objectWriter struct {
+	commonDir string
+	dir       string
+	seen      map[plumbing.Hash]bool
+	paths     map[plumbing.ObjectType][]string
+	ids       map[plumbing.ObjectType][]plumbing.Hash
+}
+
+func newObjectWriter(commonDir string) (*objectWriter, error) {
+	dir, err := os.MkdirTemp("", "gitnfs-merge-objects-")
+	if err != nil {
+		return nil, err
+	}
+	return &objectWriter{commonDir: commonDir, dir: dir, seen: map[plumbing.Hash]bool{},
+		paths: map[plumbing.ObjectType][]string{}, ids: map[plumbing.ObjectType][]plumbing.Hash{}}, nil
+}
+
+func (w *objectWriter) add(t plumbing.ObjectType, id plumbing.Hash, data []byte) error {
+	if w.seen[id] {
+		return nil
+	}
+	w.seen[id] = true
+	p := filepath.Join(w.dir, id.String())
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		return err
+	}
+	w.paths[t] = append(w.paths[t], p)
+	w.ids[t] = append(w.ids[t], id)
+	return nil
+}
+
+func (w *objectWriter) write() error {
+	// Blobs first: a tree then never names an object that is not there.
+	for _, t := range []plumbing.ObjectType{plumbing.BlobObject, plumbing.TreeObject} {
+		if len(w.paths[t]) == 0 {
+			continue
+		}
+		cmd := exec.Command("git", "--git-dir="+w.commonDir, "hash-object", "-w", "--no-filters", "-t", t.String(), "--stdin-paths")
+		cmd.Stdin = strings.NewReader(strings.Join(w.paths[t], "\n") + "\n")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("git hash-object -w: %v: %s", err, stderr.Bytes())
+		}
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		for i := 0; sc.Scan(); i++ {
+			if i >= len(w.ids[t]) || sc.Text() != w.ids[t][i].String() {
+				return fmt.Errorf("git hash-object -w wrote %s where %s was meant", sc.Text(), w.ids[t][min(i, len(w.ids[t])-1)])
+			}
+		}
+	}
+	return nil
+}
+
+func (w *objectWriter) close() { os.RemoveAll(w.dir) }
