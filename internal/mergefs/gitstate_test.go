@@ -1,13 +1,18 @@
 package mergefs
 
 import (
+	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/gitnfs/gitnfs/internal/gitfs"
 	"github.com/gitnfs/gitnfs/internal/mergeort"
+	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/internal/worktree"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/tree"
@@ -153,4 +158,142 @@ func TestEveryConflictKindIsGitsMergeState(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkGitState serves f's git state and compares it with git merge's in a
+// checkout of ours; it returns the number of unmerged index entries.
+func checkGitState(t *testing.T, repo string, f *FS, store *tree.Store, style merge3.Style) int {
+	t.Helper()
+	wt, admin := servedWorktree(t, f, store)
+	gwt, gdir := gitMergeCheckout(t, repo, "ours", "theirs", style)
+	n := compareGitState(t, wt, admin, gwt, gdir)
+	runGit(t, repo, "worktree", "remove", "--force", gwt)
+	return n
+}
+
+// Randomized histories (the generator of TestRandomMergesMatchGit): every
+// case of a round in one merge, compared with git merge --no-commit.
+func TestRandomMergesAreGitsMergeState(t *testing.T) {
+	rounds, cases := 3, 60
+	if testing.Short() {
+		rounds = 1
+	}
+	for round := 0; round < rounds; round++ {
+		seed := int64(2000 + round)
+		rng := rand.New(rand.NewSource(seed))
+		base, ours, theirs := files{}, files{}, files{}
+		for c := 0; c < cases; c++ {
+			randomCase(rng, fmt.Sprintf("c%03d/", c), base, ours, theirs)
+		}
+		repo := history(t, base, ours, theirs)
+		style := []merge3.Style{merge3.StyleDiff3, merge3.StyleMerge, merge3.StyleZealousDiff3}[round%3]
+		f, store := openFS(t, repo, "ours", "theirs", style, nil, asGitMerge)
+		n := checkGitState(t, repo, f, store, style)
+		if t.Failed() {
+			t.Fatalf("seed %d (%s): git state differs from git merge's", seed, style)
+		}
+		if n == 0 {
+			t.Errorf("seed %d: no unmerged entry: the generator lost its teeth", seed)
+		}
+		t.Logf("seed %d (%s): %d unmerged index entries", seed, style, n)
+	}
+}
+
+// Renames (rename/delete, rename/rename, rename/add, directory renames in
+// every --directory-renames mode), compared with git merge --no-commit.
+func TestRandomRenameMergesAreGitsMergeState(t *testing.T) {
+	for _, mode := range []string{"false", "conflict", "true"} {
+		t.Run("directoryRenames="+mode, func(t *testing.T) {
+			gitConfig = []string{"merge.directoryRenames=" + mode}
+			defer func() { gitConfig = nil }()
+			rounds, cases := 4, 15
+			if testing.Short() {
+				rounds = 1
+			}
+			compared := 0
+			for round := 0; round < rounds; round++ {
+				seed := int64(6000 + round)
+				rng := rand.New(rand.NewSource(seed))
+				base, ours, theirs := files{}, files{}, files{}
+				for c := 0; c < cases; c++ {
+					renameCase(rng, c, base, ours, theirs)
+				}
+				repo := history(t, base, ours, theirs)
+				style := []merge3.Style{merge3.StyleDiff3, merge3.StyleMerge}[round%2]
+				if msg := gitMergeCrashes(t, repo, style); msg != "" {
+					t.Logf("seed %d: %s, round compared with nothing", seed, msg)
+					continue
+				}
+				f, store := openFS(t, repo, "ours", "theirs", style, nil, asGitMerge)
+				n := checkGitState(t, repo, f, store, style)
+				if t.Failed() {
+					t.Fatalf("seed %d (%s): git state differs from git merge's", seed, style)
+				}
+				compared++
+				t.Logf("seed %d (%s): %d unmerged index entries, %d renames", seed, style, n, store.Stats().RenamesDetected.Load())
+			}
+			if compared == 0 {
+				t.Error("no round compared")
+			}
+		})
+	}
+}
+
+// Criss-cross histories: the virtual merge base's blobs (stage 1 of a
+// conflicted path) exist only in the view's memory until git writes them.
+func TestCrissCrossIsGitsMergeState(t *testing.T) {
+	rounds, cases := 3, 20
+	if testing.Short() {
+		rounds = 1
+	}
+	virtual := 0
+	for round := 0; round < rounds; round++ {
+		seed := int64(7100 + round)
+		rng := rand.New(rand.NewSource(seed))
+		base, x, y := files{}, files{}, files{}
+		for c := 0; c < cases; c++ {
+			if c%2 == 0 {
+				randomCase(rng, fmt.Sprintf("c%03d/", c), base, x, y)
+			} else {
+				renameCase(rng, c, base, x, y)
+			}
+		}
+		repo := testrepo.Init(t, true)
+		branch(t, repo, "", "base", base, "2024-01-01T00:00:00Z")
+		xc := branch(t, repo, "base", "x", x, "2024-01-02T00:00:00Z")
+		yc := branch(t, repo, "base", "y", y, "2024-01-03T00:00:00Z")
+		x1 := mergeCommit(t, repo, pick(rng, x, y), []string{xc, yc}, "2024-01-04T00:00:00Z")
+		y1 := mergeCommit(t, repo, pick(rng, y, x), []string{yc, xc}, "2024-01-05T00:00:00Z")
+		testrepo.Git(t, repo, "update-ref", "refs/heads/ours", x1)
+		testrepo.Git(t, repo, "update-ref", "refs/heads/theirs", y1)
+		style := []merge3.Style{merge3.StyleDiff3, merge3.StyleMerge}[round%2]
+		store := openStore(t, repo)
+		opts := Options{UID: 1000, GID: 1000, Merge: mergeort.Options{Style: style}}
+		asGitMerge(&opts.Merge)
+		o, th, vb, err := ResolveMerge(store, "ours", "theirs", "", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := New(store, o, th, vb, opts)
+		n := checkGitState(t, repo, f, store, style)
+		if t.Failed() {
+			t.Fatalf("seed %d (%s): git state differs from git merge's", seed, style)
+		}
+		// Entries naming a blob of the virtual base, which git had to be
+		// given.
+		ix, _, err := f.GitIndex(worktree.StatOf, func(plumbing.ObjectType, plumbing.Hash, []byte) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ix.Entries {
+			if _, ok := store.VirtualBlob(e.ID); ok {
+				virtual++
+			}
+		}
+		t.Logf("seed %d (%s): %d unmerged index entries", seed, style, n)
+	}
+	if virtual == 0 {
+		t.Error("no index entry names a virtual base's blob: the histories lost their teeth")
+	}
+	t.Logf("%d index entries name a blob only the view had", virtual)
 }
