@@ -15,6 +15,8 @@ import (
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/internal/worktree"
 	"github.com/gitnfs/gitnfs/merge3"
+	"github.com/gitnfs/gitnfs/stats"
+	"github.com/gitnfs/gitnfs/tree/gitindex"
 	"github.com/gitnfs/gitnfs/tree"
 	"github.com/gitnfs/gitnfs/vfs"
 )
@@ -296,4 +298,48 @@ func TestCrissCrossIsGitsMergeState(t *testing.T) {
 		t.Error("no index entry names a virtual base's blob: the histories lost their teeth")
 	}
 	t.Logf("%d index entries name a blob only the view had", virtual)
+}
+
+// What the git state costs in content merges: making it (the first READ
+// of .git) merges each path both sides changed once, as `gitnfs
+// conflicts` does (a clean one's blob id goes in the index; a conflicted
+// one is known so only by its merge); what git's first status then asks
+// (lstat of every path, the conflicted files' bytes) merges nothing more.
+func TestGitStateMergesEachPathOnce(t *testing.T) {
+	repo, _ := allKinds(t)
+	census := stats.New
+	c1 := census()
+	f, _ := openFS(t, repo, "ours", "theirs", merge3.StyleDiff3, c1, asGitMerge)
+	if _, err := f.Conflicts(); err != nil {
+		t.Fatal(err)
+	}
+	conflicts := c1.Internal.ContentMerges.Load()
+
+	c2 := census()
+	f, _ = openFS(t, repo, "ours", "theirs", merge3.StyleDiff3, c2, asGitMerge)
+	ix, _, err := f.GitIndex(worktree.StatOf, func(plumbing.ObjectType, plumbing.Hash, []byte) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := c2.Internal.ContentMerges.Load()
+	if made != conflicts || made == 0 {
+		t.Errorf("making the index ran %d content merges, gitnfs conflicts %d: want the same, not 0", made, conflicts)
+	}
+	unmerged := 0
+	for _, e := range ix.Entries {
+		if e.Flags>>12&3 != 0 {
+			unmerged++
+			if e.Stat != (gitindex.Stat{}) {
+				t.Errorf("%s stage %d: stat data %+v, want none (git looks at the file)", e.Path, e.Flags>>12&3, e.Stat)
+			}
+		}
+	}
+	// git's first status: every path's attributes, every conflicted
+	// file's bytes.
+	wt := t.TempDir()
+	writeServed(t, f, f.Root(), wt)
+	if after := c2.Internal.ContentMerges.Load(); after != made {
+		t.Errorf("reading every served file after the index ran %d more content merges", after-made)
+	}
+	t.Logf("%d content merges make the index (%d unmerged entries); a status after: 0", made, unmerged)
 }
