@@ -16,8 +16,8 @@ import (
 	"github.com/gitnfs/gitnfs/internal/worktree"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/stats"
-	"github.com/gitnfs/gitnfs/tree/gitindex"
 	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/tree/gitindex"
 	"github.com/gitnfs/gitnfs/vfs"
 )
 
