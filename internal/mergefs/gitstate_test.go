@@ -343,3 +343,67 @@ func TestGitStateMergesEachPathOnce(t *testing.T) {
 	}
 	t.Logf("%d content merges make the index (%d unmerged entries); a status after: 0", made, unmerged)
 }
+
+// --follow: when theirs moves and the merge is rebuilt (Next), Moved brings
+// the admin directory to the new merge: MERGE_HEAD, the index (stat data
+// of the new view's attributes: a changed path's new time), MERGE_MSG and
+// AUTO_MERGE are git merge's for the new theirs.
+func TestFollowedMergeStateFollows(t *testing.T) {
+	base := files{"a/x": file("x\n"), "b/c": file("1\n2\n3\n"), "d": file("d\n")}
+	ours := files{"a/x": file("x\n"), "b/c": file("1\nours\n3\n"), "d": file("d\n")}
+	theirs := files{"a/x": file("x\n"), "b/c": file("1\ntheirs\n3\n"), "d": file("d\n")}
+	repo := history(t, base, ours, theirs)
+	f, store := openFS(t, repo, "ours", "theirs", merge3.StyleDiff3, nil, asGitMerge)
+	x := worktree.NewExports(store, "test-follow", worktree.ExportsOptions{Reason: "test"})
+	t.Cleanup(func() { x.Close(true) })
+	src := x.GitFile(f)
+	if err := src.Open(); err != nil {
+		t.Fatal(err)
+	}
+	admin := strings.TrimSpace(strings.TrimPrefix(string(src.Bytes), "gitdir: "))
+
+	theirs2 := files{"a/x": file("x theirs\n"), "b/c": file("1\ntheirs\n3\n"), "d": file("d theirs\n"), "e": file("e\n")}
+	branch(t, repo, "theirs", "theirs", theirs2, "2024-02-01T00:00:00Z")
+	o, th, b, err := ResolveRevs(store, "ours", "theirs", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := f.Next(o, th, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Moved(n)
+	if got, _ := os.ReadFile(filepath.Join(admin, "MERGE_HEAD")); strings.TrimSpace(string(got)) != th.Commit.String() {
+		t.Fatalf("MERGE_HEAD %q after the move, want %s", got, th.Commit)
+	}
+	data, err := os.ReadFile(filepath.Join(admin, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := gitindex.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ix.Entries {
+		if e.Path != "a/x" {
+			continue
+		}
+		node, err := n.Resolve("a/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := n.Attr(node)
+		if e.Stat != worktree.StatOf(a) {
+			t.Errorf("a/x stat data %+v, the new view serves %+v", e.Stat, worktree.StatOf(a))
+		}
+	}
+	wt := t.TempDir()
+	writeServed(t, n, n.Root(), wt)
+	if err := os.WriteFile(filepath.Join(wt, ".git"), src.Bytes, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	gwt, gdir := gitMergeCheckout(t, repo, "ours", "theirs", merge3.StyleDiff3)
+	if compareGitState(t, wt, admin, gwt, gdir) == 0 {
+		t.Error("no unmerged entry after the move")
+	}
+}

@@ -165,7 +165,11 @@ func (x *Exports) Changed(fs vfs.FS) func() {
 // read makes it).
 func (x *Exports) Moved(fs vfs.FS) {
 	t, overlaid := treeOf(fs)
-	if t == nil || x.commonDir == "" {
+	if t == nil {
+		x.mergeMoved(fs)
+		return
+	}
+	if x.commonDir == "" {
 		return
 	}
 	key := x.exportKey(fs)

@@ -62,6 +62,24 @@ func (x *Exports) mergeGitFile(fs vfs.FS) *synthetic.GitFileSource {
 	}}
 }
 
+// mergeMoved is Moved for a merge view rebuilt by --follow: its admin
+// directory, if made, is brought to the new merge at once (else its first
+// READ makes it). A git command reads .git first and would bring it there
+// too; this makes the state follow without one.
+func (x *Exports) mergeMoved(fs vfs.FS) {
+	m, overlaid := mergeOf(fs)
+	if m == nil || x.commonDir == "" {
+		return
+	}
+	key := x.exportKey(fs)
+	x.mu.Lock()
+	_, ok := x.made[key]
+	x.mu.Unlock()
+	if ok {
+		x.ensureMerge(key, m, overlaid)
+	}
+}
+
 // ensureMerge makes the admin directory of the merge view key, or brings
 // it to the merge m now serves (--follow): what `git merge --no-commit
 // THEIRS` leaves in a checkout of ours. HEAD is detached at ours,
