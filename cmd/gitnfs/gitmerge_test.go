@@ -1,0 +1,150 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gitnfs/gitnfs/internal/nfsclient"
+	"github.com/gitnfs/gitnfs/internal/nfstest"
+	"github.com/gitnfs/gitnfs/internal/testrepo"
+)
+
+// mirror copies what the export serves below fh into the host directory
+// dir (files with their mode, symlinks, directories), read through NFS: a
+// stand-in for a kernel mount git can run in. A conflicted path is listed
+// without attributes and looked up.
+func mirror(t *testing.T, c *nfsclient.Client, fh []byte, dir string) {
+	t.Helper()
+	ents, _, err := c.ReaddirplusAll(fh, 64<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name == "." || e.Name == ".." || e.Name == ".git" {
+			continue
+		}
+		h, a := e.Handle, e.Attr
+		if a == nil || h == nil {
+			if h, a, err = c.Lookup(fh, e.Name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := filepath.Join(dir, e.Name)
+		switch a.Type {
+		case 2: // NF3DIR
+			if err := os.Mkdir(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			mirror(t, c, h, p)
+		case 5: // NF3LNK
+			target, err := c.Readlink(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, p); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			data, err := c.ReadAll(h, 1<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, data, os.FileMode(a.Mode&0o777)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// The merge view with --overlay, finished with plain git (issue 22): the
+// conflicted file resolved by a write through NFS, `git add` marks it
+// resolved in the admin directory's index, `git commit` writes the merge
+// commit: parents ours and theirs, the tree `gitnfs commit` writes for the
+// same overlay. git runs in a host directory holding what the export
+// serves and the .git file it serves (no kernel mount here).
+func TestMergeOverlayFinishedWithGit(t *testing.T) {
+	repo, ours, theirs := mergeRepo(t,
+		map[string]testrepo.File{"conf.txt": txt("a\nb\nc\n"), "clean.txt": txt("1\n2\n3\n4\n5\n6\n"), "md.txt": txt("m\n"), "keep/k": txt("k\n")},
+		map[string]testrepo.File{"conf.txt": txt("a\nOURS\nc\n"), "clean.txt": txt("1\n2\n3\n4\n5\n6 ours\n"), "md.txt": txt("m ours\n"), "keep/k": txt("k\n")},
+		map[string]testrepo.File{"conf.txt": txt("a\nTHEIRS\nc\n"), "clean.txt": txt("1 theirs\n2\n3\n4\n5\n6\n"), "keep/k": txt("k\n"), "new.sh": {Mode: "100755", Data: []byte("#!/bin/sh\n")}})
+	const resolved = "a\nRESOLVED\nc\n"
+	dir := filepath.Join(t.TempDir(), "ov")
+	addr, proc, out := startGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--merge", "topic", "--overlay", dir, "--listen", "127.0.0.1:0")
+	if addr == "" {
+		t.Fatalf("server did not start: %s", out)
+	}
+	c, root := nfstest.MountAs(t, addr, 0, 0)
+	gfh, _, err := c.Lookup(root, ".git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitFile, err := c.ReadAll(gfh, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh, _, err := c.Lookup(root, "conf.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Setattr(fh, nfsclient.Sattr{Size: nfsclient.U64(0)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(fh, 0, []byte(resolved), nfsclient.FileSync); err != nil {
+		t.Fatal(err)
+	}
+	wt := t.TempDir()
+	mirror(t, c, root, wt)
+	if err := os.WriteFile(filepath.Join(wt, ".git"), gitFile, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+
+	env := []string{"GIT_AUTHOR_NAME=CI", "GIT_AUTHOR_EMAIL=ci@example.com", "GIT_COMMITTER_NAME=CI", "GIT_COMMITTER_EMAIL=ci@example.com"}
+	if st := gitEnvRun(t, wt, env, "status", "--porcelain=v2"); !strings.Contains(st, "u UU N... ") || !strings.Contains(st, "u UD N... ") {
+		t.Fatalf("git status before git add: %q, want conf.txt (UU) and md.txt (UD) unmerged", st)
+	}
+	gitEnvRun(t, wt, env, "add", "conf.txt", "md.txt")
+	if st := gitEnvRun(t, wt, env, "status", "--porcelain=v2"); strings.Contains(st, "u ") {
+		t.Fatalf("git status after git add: %q, want nothing unmerged", st)
+	}
+	gitEnvRun(t, wt, env, "commit", "--no-edit")
+	parents := strings.Fields(gitEnvRun(t, wt, env, "rev-list", "--parents", "-n1", "HEAD"))
+	if len(parents) != 3 || parents[1] != ours || parents[2] != theirs {
+		t.Fatalf("git commit made %v, want a merge of %s and %s", parents, ours, theirs)
+	}
+	// git's own: a detached checkout of main, the same merge, the same
+	// resolution, the same commit.
+	co := filepath.Join(t.TempDir(), "co")
+	testrepo.Git(t, repo, "worktree", "add", "--detach", co, "main")
+	if _, err := testrepo.GitErr(co, nil, "merge", "--no-commit", "topic"); err == nil {
+		t.Fatal("git merge found no conflict")
+	}
+	if err := os.WriteFile(filepath.Join(co, "conf.txt"), []byte(resolved), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitEnvRun(t, co, env, "add", "conf.txt", "md.txt")
+	gitEnvRun(t, co, env, "commit", "--no-edit")
+	for _, format := range []string{"%B", "%T"} {
+		got := gitEnvRun(t, wt, env, "log", "-1", "--format="+format, "HEAD")
+		if want := gitEnvRun(t, co, env, "log", "-1", "--format="+format, "HEAD"); got != want {
+			t.Errorf("merge commit's %s: %q, git merge's %q", format, got, want)
+		}
+	}
+	if gitEnvRun(t, wt, env, "status", "--porcelain=v2") != "" {
+		t.Error("the worktree is not clean at the merge commit")
+	}
+	stopGitnfs(t, proc.Process)
+
+	// md.txt (modify/delete) was resolved by git add as served: gitnfs
+	// commit takes it as served too.
+	out, errs, code := runOverlayCmd(t, "commit", "--overlay", dir, "-m", "Merge topic", "--allow-conflicts", "--author", "CI <ci@example.com>")
+	if code != 0 {
+		t.Fatalf("gitnfs commit: exit %d: %s", code, errs)
+	}
+	want := strings.TrimSpace(testrepo.Git(t, repo, "rev-parse", strings.TrimSpace(out)+"^{tree}"))
+	if got := strings.TrimSpace(testrepo.Git(t, repo, "rev-parse", parents[0]+"^{tree}")); got != want {
+		t.Errorf("git commit's tree %s, gitnfs commit's %s", got, want)
+	}
+}
