@@ -62,7 +62,8 @@ func mirror(t *testing.T, c *nfsclient.Client, fh []byte, dir string) {
 // conflicted file resolved by a write through NFS, `git add` marks it
 // resolved in the admin directory's index, `git commit` writes the merge
 // commit: parents ours and theirs, the tree `gitnfs commit` writes for the
-// same overlay. git runs in a host directory holding what the export
+// same overlay. gitnfs status lists a conflicted path as unresolved until
+// git marks it resolved, and gitnfs commit agrees. git runs in a host directory holding what the export
 // serves and the .git file it serves (no kernel mount here).
 func TestMergeOverlayFinishedWithGit(t *testing.T) {
 	repo, ours, theirs := mergeRepo(t,
@@ -105,10 +106,29 @@ func TestMergeOverlayFinishedWithGit(t *testing.T) {
 	if st := gitEnvRun(t, wt, env, "status", "--porcelain=v2"); !strings.Contains(st, "u UU N... ") || !strings.Contains(st, "u UD N... ") {
 		t.Fatalf("git status before git add: %q, want conf.txt (UU) and md.txt (UD) unmerged", st)
 	}
+	// gitnfs status (while the server runs) keeps both unresolved until git
+	// marked them: conf.txt's write alone does not resolve it for git.
+	out, errs, code := runOverlayCmd(t, "status", "--overlay", dir)
+	if out != "M  conf.txt\nU  conf.txt\nU  md.txt\n" || code != 1 || !strings.Contains(errs, "as git's index says") {
+		t.Errorf("gitnfs status before git add: exit %d, %q, stderr %q", code, out, errs)
+	}
 	gitEnvRun(t, wt, env, "add", "conf.txt", "md.txt")
 	if st := gitEnvRun(t, wt, env, "status", "--porcelain=v2"); strings.Contains(st, "u ") {
 		t.Fatalf("git status after git add: %q, want nothing unmerged", st)
 	}
+	stopGitnfs(t, proc.Process)
+	out, errs, code = runOverlayCmd(t, "status", "--overlay", dir)
+	if out != "M  conf.txt\n" || code != 1 || strings.Contains(errs, "unresolved") {
+		t.Errorf("gitnfs status after git add: exit %d, %q, stderr %q", code, out, errs)
+	}
+	// md.txt (modify/delete), resolved by git add as served: gitnfs commit
+	// agrees, without --allow-conflicts.
+	out, errs, code = runOverlayCmd(t, "commit", "--overlay", dir, "-m", "Merge topic", "--author", "CI <ci@example.com>")
+	if code != 0 {
+		t.Fatalf("gitnfs commit: exit %d: %s", code, errs)
+	}
+	gitnfsCommit := strings.TrimSpace(out)
+
 	gitEnvRun(t, wt, env, "commit", "--no-edit")
 	parents := strings.Fields(gitEnvRun(t, wt, env, "rev-list", "--parents", "-n1", "HEAD"))
 	if len(parents) != 3 || parents[1] != ours || parents[2] != theirs {
@@ -135,15 +155,7 @@ func TestMergeOverlayFinishedWithGit(t *testing.T) {
 	if gitEnvRun(t, wt, env, "status", "--porcelain=v2") != "" {
 		t.Error("the worktree is not clean at the merge commit")
 	}
-	stopGitnfs(t, proc.Process)
-
-	// md.txt (modify/delete) was resolved by git add as served: gitnfs
-	// commit takes it as served too.
-	out, errs, code := runOverlayCmd(t, "commit", "--overlay", dir, "-m", "Merge topic", "--allow-conflicts", "--author", "CI <ci@example.com>")
-	if code != 0 {
-		t.Fatalf("gitnfs commit: exit %d: %s", code, errs)
-	}
-	want := strings.TrimSpace(testrepo.Git(t, repo, "rev-parse", strings.TrimSpace(out)+"^{tree}"))
+	want := strings.TrimSpace(testrepo.Git(t, repo, "rev-parse", gitnfsCommit+"^{tree}"))
 	if got := strings.TrimSpace(testrepo.Git(t, repo, "rev-parse", parents[0]+"^{tree}")); got != want {
 		t.Errorf("git commit's tree %s, gitnfs commit's %s", got, want)
 	}

@@ -265,6 +265,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		gitDirs = worktree.NewExports(store, l.Addr().String(), worktree.ExportsOptions{
 			Reason:        "served by gitnfs (pid " + strconv.Itoa(os.Getpid()) + ") on " + l.Addr().String(),
 			FSMonitorHook: hook,
+			Overlay:       f.overlay,
 			Log:           log,
 		})
 		layers.GitFile = gitDirs.GitFile

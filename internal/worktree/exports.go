@@ -59,6 +59,7 @@ type Exports struct {
 	server    string // what tells this server's exports from another's: its address
 	reason    string
 	hook      []string
+	overlay   string
 	log       *slog.Logger
 
 	// journals are the monitored exports' journals by export key, apart
@@ -89,7 +90,10 @@ type ExportsOptions struct {
 	// fsmonitor-hook`), set in each read-only export's config.worktree;
 	// nil: no monitor.
 	FSMonitorHook []string
-	Log           *slog.Logger
+	// Overlay is the served export's overlay directory (serve --overlay),
+	// recorded in a merge view's admin directory (merge.go, OverlayFile).
+	Overlay string
+	Log     *slog.Logger
 }
 
 // FSMonitorAddrFile is the file of an admin directory that holds the
@@ -111,7 +115,7 @@ func NewExports(store *tree.Store, server string, o ExportsOptions) *Exports {
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	return &Exports{store: store, commonDir: store.GitDir(), server: server, reason: o.Reason, hook: o.FSMonitorHook,
-		log: log, made: map[string]*made{}, instance: hex.EncodeToString(id[:])}
+		overlay: o.Overlay, log: log, made: map[string]*made{}, instance: hex.EncodeToString(id[:])}
 }
 
 // exportKey names an export across restarts: the server's address, the

@@ -131,6 +131,11 @@ func (x *Exports) writeMerge(key string, m *made, mv MergeView, overlaid bool) e
 		if err := a.WriteHookConfig(hook); err != nil {
 			return err
 		}
+		if overlaid && x.overlay != "" {
+			if err := a.write(OverlayFile, []byte(canonical(x.overlay)+"\n")); err != nil {
+				return err
+			}
+		}
 	}
 	if m.journal != nil {
 		// A rebuilt merge may change any path; the paths themselves are
@@ -319,3 +324,75 @@ func (w *objectWriter) write() error {
 }
 
 func (w *objectWriter) close() { os.RemoveAll(w.dir) }
+
+// OverlayFile is the file of a merge view's admin directory that names the
+// export's overlay directory: how `gitnfs status` and `gitnfs commit`,
+// which know the overlay only, find git's account of the merge (Unmerged).
+const OverlayFile = "gitnfs-overlay"
+
+// Unmerged is git's account of the merge served over the overlay directory
+// overlayDir: the paths the index of its admin directory still holds
+// unmerged (`git add` marks one resolved, `git rm` too). ok is false when
+// git holds no merge in progress there: no admin directory names the
+// overlay, or its MERGE_HEAD is gone (git committed or aborted the merge).
+// Of several (a server restarted on another address makes another), the
+// one whose index was written last is git's.
+func Unmerged(commonDir, overlayDir string) (paths map[string]bool, ok bool, err error) {
+	want := canonical(overlayDir)
+	names, err := filepath.Glob(filepath.Join(commonDir, "worktrees", NamePrefix+"*", OverlayFile))
+	if err != nil {
+		return nil, false, err
+	}
+	var newest string
+	var newestTime int64
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil || strings.TrimSuffix(string(b), "\n") != want {
+			continue
+		}
+		dir := filepath.Dir(name)
+		if _, err := os.Stat(filepath.Join(dir, "MERGE_HEAD")); err != nil {
+			continue
+		}
+		fi, err := os.Stat(filepath.Join(dir, "index"))
+		if err != nil {
+			continue
+		}
+		if t := fi.ModTime().UnixNano(); newest == "" || t > newestTime {
+			newest, newestTime = dir, t
+		}
+	}
+	if newest == "" {
+		return nil, false, nil
+	}
+	// git reads its index, whatever version and extensions its last write
+	// chose (index.version, feature.manyFiles, a resolve-undo record).
+	cmd := exec.Command("git", "--git-dir="+newest, "ls-files", "--unmerged", "-z")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, false, fmt.Errorf("git ls-files --unmerged in %s: %v: %s", newest, err, stderr.Bytes())
+	}
+	paths = map[string]bool{}
+	for _, rec := range strings.Split(string(out), "\x00") {
+		// "MODE ID STAGE\tPATH"
+		if _, p, ok := strings.Cut(rec, "\t"); ok {
+			paths[p] = true
+		}
+	}
+	return paths, true, nil
+}
+
+// canonical is dir's absolute path with symlinks resolved (as far as it
+// exists), so that two spellings of one overlay directory compare equal.
+func canonical(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
+}
