@@ -160,3 +160,63 @@ func TestMergeOverlayFinishedWithGit(t *testing.T) {
 		t.Errorf("git commit's tree %s, gitnfs commit's %s", got, want)
 	}
 }
+
+// The read-only merge view with its fsmonitor hook: the index carries the
+// journal's token, so git's first status trusts every resolved entry
+// without looking at the file and still lists the conflicts; it equals
+// git's own status after git merge --no-commit in a checkout (the client
+// sees what the index says: nothing changed behind the server's back).
+func TestMergeViewStatusWithFSMonitor(t *testing.T) {
+	repo, _, _ := mergeRepo(t,
+		map[string]testrepo.File{"conf.txt": txt("a\nb\nc\n"), "clean.txt": txt("1\n2\n3\n4\n5\n6\n"), "md.txt": txt("m\n"), "keep/k": txt("k\n")},
+		map[string]testrepo.File{"conf.txt": txt("a\nOURS\nc\n"), "clean.txt": txt("1\n2\n3\n4\n5\n6 ours\n"), "md.txt": txt("m ours\n"), "keep/k": txt("k\n")},
+		map[string]testrepo.File{"conf.txt": txt("a\nTHEIRS\nc\n"), "clean.txt": txt("1 theirs\n2\n3\n4\n5\n6\n"), "keep/k": txt("k\n"), "new.sh": {Mode: "100755", Data: []byte("#!/bin/sh\n")}})
+	addr, proc, out := startGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--merge", "topic", "--listen", "127.0.0.1:0")
+	if addr == "" {
+		t.Fatalf("server did not start: %s", out)
+	}
+	defer stopGitnfs(t, proc.Process)
+	c, root := nfstest.MountAs(t, addr, 0, 0)
+	defer c.Close()
+	gfh, _, err := c.Lookup(root, ".git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitFile, err := c.ReadAll(gfh, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := strings.TrimSuffix(strings.TrimPrefix(string(gitFile), "gitdir: "), "\n")
+	if b, err := os.ReadFile(filepath.Join(admin, "config.worktree")); err != nil || !strings.Contains(string(b), "fsmonitor-hook") {
+		t.Fatalf("config.worktree %q (%v): want the fsmonitor hook", b, err)
+	}
+	wt := t.TempDir()
+	mirror(t, c, root, wt)
+	if err := os.WriteFile(filepath.Join(wt, ".git"), gitFile, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	co := filepath.Join(t.TempDir(), "co")
+	testrepo.Git(t, repo, "worktree", "add", "--detach", co, "main")
+	if _, err := testrepo.GitErr(co, nil, "merge", "--no-commit", "topic"); err == nil {
+		t.Fatal("git merge found no conflict")
+	}
+	compare := func(when string, views ...[]string) {
+		for _, args := range views {
+			got, want := gitEnvRun(t, wt, nil, args...), gitEnvRun(t, co, nil, args...)
+			if got != want {
+				t.Errorf("%s: git %s in the served worktree:\n%s\ngit merge's:\n%s", when, strings.Join(args, " "), got, want)
+			}
+		}
+	}
+	// A resolved file changed behind the server's back before git's first
+	// status: the hook names no path, so git, trusting the index, does not
+	// look (the status is answered from the journal's token, not lstat).
+	if err := os.WriteFile(filepath.Join(wt, "clean.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	compare("a change behind the server's back", []string{"status", "--porcelain=v2"}, []string{"ls-files", "--stage"})
+	data, err := os.ReadFile(filepath.Join(admin, "index"))
+	if err != nil || !strings.Contains(string(data), "FSMN") {
+		t.Errorf("the admin directory's index has no fsmonitor extension (%v)", err)
+	}
+}

@@ -110,6 +110,15 @@ func (x *Exports) ensureMerge(key string, mv MergeView, overlaid bool) {
 
 func (x *Exports) writeMerge(key string, m *made, mv MergeView, overlaid bool) error {
 	ours, theirs := mv.Ours(), mv.Theirs()
+	if m.journal != nil {
+		// A rebuilt merge (--follow) may change any path: reported to the
+		// statuses on both sides of the index's write, as Exports.write
+		// does for a move (the paths are not worth a second walk). A
+		// first write records nothing: the index carries the journal's
+		// token, and git checks nothing else.
+		m.journal.Record(fsmonitor.Everything)
+		defer m.journal.Record(fsmonitor.Everything)
+	}
 	if m.admin == nil {
 		a, err := Create(x.commonDir, key, Options{Commit: ours.Commit, Reason: x.reason})
 		if err != nil {
@@ -136,12 +145,6 @@ func (x *Exports) writeMerge(key string, m *made, mv MergeView, overlaid bool) e
 				return err
 			}
 		}
-	}
-	if m.journal != nil {
-		// A rebuilt merge may change any path; the paths themselves are
-		// not worth a second walk.
-		m.journal.Record(fsmonitor.Everything)
-		defer m.journal.Record(fsmonitor.Everything)
 	}
 	objs, err := newObjectWriter(x.commonDir)
 	if err != nil {
