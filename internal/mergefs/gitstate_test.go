@@ -407,3 +407,19 @@ func TestFollowedMergeStateFollows(t *testing.T) {
 		t.Error("no unmerged entry after the move")
 	}
 }
+
+// .gitattributes (union, -merge, binary, conflict-marker-size, a merge
+// driver, info/attributes) as a checkout of ours reads them: the git state
+// is git merge's, markers sized as served.
+func TestMergeAttributesAreGitsMergeState(t *testing.T) {
+	base, ours, theirs, _ := attrFiles()
+	repo := attrHistory(t, base, ours, theirs, "override.keep merge=union\n", [2]string{"merge.mine.driver", mineDriver})
+	for _, style := range []merge3.Style{merge3.StyleDiff3, merge3.StyleMerge} {
+		t.Run(style.String(), func(t *testing.T) {
+			f, store := openFS(t, repo, "ours", "theirs", style, nil, asGitMerge)
+			if n := checkGitState(t, repo, f, store, style); n == 0 {
+				t.Error("no unmerged entry")
+			}
+		})
+	}
+}
