@@ -423,3 +423,59 @@ func TestMergeAttributesAreGitsMergeState(t *testing.T) {
 		})
 	}
 }
+
+// A restarted server (the same address: the same admin directory) keeps
+// git's account of the same merge: what git add marked resolved stays so,
+// and once git committed the merge, HEAD stays that commit.
+func TestRestartKeepsGitsMergeState(t *testing.T) {
+	repo := history(t,
+		files{"content.txt": file("a\nb\nc\n"), "other.txt": file("1\n2\n3\n"), "md.txt": file("m\n")},
+		files{"content.txt": file("a\nO\nc\n"), "other.txt": file("1\nO\n3\n"), "md.txt": file("m ours\n")},
+		files{"content.txt": file("a\nT\nc\n"), "other.txt": file("1\nT\n3\n")})
+	serve := func() (*worktree.Exports, string) {
+		f, store := openFS(t, repo, "ours", "theirs", merge3.StyleDiff3, nil, asGitMerge)
+		x := worktree.NewExports(store, "test-restart", worktree.ExportsOptions{Reason: "test"})
+		src := x.GitFile(f)
+		if err := src.Open(); err != nil {
+			t.Fatal(err)
+		}
+		return x, string(src.Bytes)
+	}
+	x, gitFile := serve()
+	f, _ := openFS(t, repo, "ours", "theirs", merge3.StyleDiff3, nil, asGitMerge)
+	wt := t.TempDir()
+	writeServed(t, f, f.Root(), wt)
+	if err := os.WriteFile(filepath.Join(wt, ".git"), []byte(gitFile), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wt, "content.txt"), []byte("resolved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, wt, "add", "content.txt")
+	unmerged := func() string { out, _ := runGit(t, wt, "ls-files", "--unmerged"); return out }
+	before := unmerged()
+	if strings.Contains(before, "content.txt") || before == "" {
+		t.Fatalf("after git add: unmerged %q", before)
+	}
+	x.Close(false)
+
+	x, _ = serve()
+	if got := unmerged(); got != before {
+		t.Errorf("after a restart, unmerged:\n%s\nwant git's:\n%s", got, before)
+	}
+	runGit(t, wt, "add", "-A", ".")
+	if out, code := runGit(t, wt, "commit", "-q", "--no-edit"); code != 0 {
+		t.Fatalf("git commit: %s", out)
+	}
+	head, _ := runGit(t, wt, "rev-parse", "HEAD")
+	x.Close(false)
+
+	x, _ = serve()
+	defer x.Close(true)
+	if got, _ := runGit(t, wt, "rev-parse", "HEAD"); got != head {
+		t.Errorf("after a restart, HEAD %q, want git's merge commit %q", got, head)
+	}
+	if _, code := runGit(t, wt, "rev-parse", "-q", "--verify", "MERGE_HEAD"); code == 0 {
+		t.Error("MERGE_HEAD written again over git's merge commit")
+	}
+}

@@ -119,8 +119,17 @@ func (x *Exports) writeMerge(key string, m *made, mv MergeView, overlaid bool) e
 		m.journal.Record(fsmonitor.Everything)
 		defer m.journal.Record(fsmonitor.Everything)
 	}
+	resumed := false
 	if m.admin == nil {
-		a, err := Create(x.commonDir, key, Options{Commit: ours.Commit, Reason: x.reason})
+		// A restarted server finds git's account of this very merge (the
+		// same ours and theirs): git's, kept (what `git add` marked
+		// resolved, or the merge commit `git commit` made), only locked
+		// again. Anything else is rewritten as a plain export's is.
+		head := ours.Commit
+		if h, ok := x.resumable(key, ours.Commit, theirs.Commit); ok {
+			head, resumed = h, true
+		}
+		a, err := Create(x.commonDir, key, Options{Commit: head, Reason: x.reason})
 		if err != nil {
 			return err
 		}
@@ -144,6 +153,10 @@ func (x *Exports) writeMerge(key string, m *made, mv MergeView, overlaid bool) e
 			if err := a.write(OverlayFile, []byte(canonical(x.overlay)+"\n")); err != nil {
 				return err
 			}
+		}
+		if resumed {
+			m.commit, m.theirs = ours.Commit, theirs.Commit
+			return nil
 		}
 	}
 	objs, err := newObjectWriter(x.commonDir)
@@ -184,6 +197,37 @@ func (x *Exports) writeMerge(key string, m *made, mv MergeView, overlaid bool) e
 	}
 	m.commit, m.root, m.theirs = ours.Commit, root, theirs.Commit
 	return nil
+}
+
+// resumable says whether the admin directory of key, left by a server
+// before this one, holds git's account of the merge of theirs into ours:
+// the merge in progress as written (HEAD at ours, MERGE_HEAD at theirs, its
+// index), or the merge commit git made of it (HEAD's parents ours and
+// theirs, no MERGE_HEAD). head is the HEAD to keep.
+func (x *Exports) resumable(key string, ours, theirs plumbing.Hash) (head plumbing.Hash, ok bool) {
+	a := &Admin{CommonDir: x.commonDir, Name: Name(x.commonDir, key)}
+	if abs, err := filepath.Abs(x.commonDir); err == nil {
+		a = &Admin{CommonDir: abs, Name: Name(abs, key)}
+	}
+	read := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(a.Dir(), name))
+		return strings.TrimSpace(string(b))
+	}
+	if _, err := os.Stat(filepath.Join(a.Dir(), "index")); err != nil {
+		return plumbing.ZeroHash, false
+	}
+	h := read("HEAD")
+	if !plumbing.IsHash(h) {
+		return plumbing.ZeroHash, false // a branch checked out there, or nothing
+	}
+	if mh := read("MERGE_HEAD"); mh != "" {
+		return ours, h == ours.String() && mh == theirs.String()
+	}
+	out, err := exec.Command("git", "--git-dir="+a.Dir(), "rev-parse", h+"^1", h+"^2").Output()
+	if err != nil || strings.Join(strings.Fields(string(out)), " ") != ours.String()+" "+theirs.String() {
+		return plumbing.ZeroHash, false
+	}
+	return plumbing.NewHash(h), true
 }
 
 // mergeMessage is MERGE_MSG as `git merge --no-commit REV` writes it in a
