@@ -220,3 +220,66 @@ func TestMergeViewStatusWithFSMonitor(t *testing.T) {
 		t.Errorf("the admin directory's index has no fsmonitor extension (%v)", err)
 	}
 }
+
+// serve --merge --overlay with its fsmonitor hook: a write through the
+// export is journaled as the plain overlay's are, so git's next status
+// checks every file (the hook answers "/") and sees it; with no write
+// since, a change behind the server's back goes unseen.
+func TestMergeOverlayFSMonitorSeesWrites(t *testing.T) {
+	repo, _, _ := mergeRepo(t,
+		map[string]testrepo.File{"conf.txt": txt("a\nb\nc\n"), "clean.txt": txt("1\n2\n3\n4\n5\n6\n"), "keep/k": txt("k\n")},
+		map[string]testrepo.File{"conf.txt": txt("a\nOURS\nc\n"), "clean.txt": txt("1\n2\n3\n4\n5\n6 ours\n"), "keep/k": txt("k\n")},
+		map[string]testrepo.File{"conf.txt": txt("a\nTHEIRS\nc\n"), "clean.txt": txt("1 theirs\n2\n3\n4\n5\n6\n"), "keep/k": txt("k\n")})
+	addr, proc, out := startGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--merge", "topic", "--overlay", filepath.Join(t.TempDir(), "ov"), "--listen", "127.0.0.1:0")
+	if addr == "" {
+		t.Fatalf("server did not start: %s", out)
+	}
+	defer stopGitnfs(t, proc.Process)
+	c, root := nfstest.MountAs(t, addr, 0, 0)
+	defer c.Close()
+	gfh, _, err := c.Lookup(root, ".git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitFile, err := c.ReadAll(gfh, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := t.TempDir()
+	mirror(t, c, root, wt)
+	if err := os.WriteFile(filepath.Join(wt, ".git"), gitFile, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	status := func() string { return gitEnvRun(t, wt, nil, "status", "--porcelain") }
+	first := status()
+	if first != status() { // the second status finds the entries marked valid
+		t.Fatal("two statuses differ with nothing changed")
+	}
+	// Behind the server's back: unseen while nothing was written through
+	// the export.
+	if err := os.WriteFile(filepath.Join(wt, "keep/k"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(); got != first {
+		t.Fatalf("git status with no write through the export:\n%s\nwant as before:\n%s", got, first)
+	}
+	// A write through the export (the host directory gets it too).
+	fh, _, err := c.Lookup(root, "clean.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(fh, 0, []byte("X"), nfsclient.FileSync); err != nil {
+		t.Fatal(err)
+	}
+	data, err := c.ReadAll(fh, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wt, "clean.txt"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := status()
+	if !strings.Contains(got, "MM clean.txt") || !strings.Contains(got, " M keep/k") {
+		t.Errorf("git status after a write through the export:\n%s\nwant clean.txt and keep/k seen (the hook said /)", got)
+	}
+}

@@ -153,7 +153,10 @@ func (x *Exports) GitFile(fs vfs.FS) *synthetic.GitFileSource {
 // without a monitor; a status with no write since its last costs nothing.
 func (x *Exports) Changed(fs vfs.FS) func() {
 	t, overlaid := treeOf(fs)
-	if t == nil || !overlaid || len(x.hook) == 0 || x.commonDir == "" {
+	if t == nil {
+		_, overlaid = mergeOf(fs) // a merge view's writes are journaled alike
+	}
+	if !overlaid || len(x.hook) == 0 || x.commonDir == "" {
 		return nil
 	}
 	key := x.exportKey(fs)
