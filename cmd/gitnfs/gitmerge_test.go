@@ -166,6 +166,7 @@ func TestMergeOverlayFinishedWithGit(t *testing.T) {
 // without looking at the file and still lists the conflicts; it equals
 // git's own status after git merge --no-commit in a checkout (the client
 // sees what the index says: nothing changed behind the server's back).
+// Writes into the mount are refused (EROFS).
 func TestMergeViewStatusWithFSMonitor(t *testing.T) {
 	repo, _, _ := mergeRepo(t,
 		map[string]testrepo.File{"conf.txt": txt("a\nb\nc\n"), "clean.txt": txt("1\n2\n3\n4\n5\n6\n"), "md.txt": txt("m\n"), "keep/k": txt("k\n")},
@@ -218,6 +219,18 @@ func TestMergeViewStatusWithFSMonitor(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(admin, "index"))
 	if err != nil || !strings.Contains(string(data), "FSMN") {
 		t.Errorf("the admin directory's index has no fsmonitor extension (%v)", err)
+	}
+	// Without --overlay, what git would write into the mount is refused:
+	// a file's bytes, a new file.
+	fh, _, err := c.Lookup(root, "conf.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(fh, 0, []byte("x"), nfsclient.FileSync); nfsclient.Status(err) != nfsclient.ErrROFS {
+		t.Errorf("WRITE to a conflicted file: %v, want NFS3ERR_ROFS", err)
+	}
+	if _, err := c.Create(root, "new.txt", 0, nfsclient.Sattr{}, [8]byte{}); nfsclient.Status(err) != nfsclient.ErrROFS {
+		t.Errorf("CREATE: %v, want NFS3ERR_ROFS", err)
 	}
 }
 
