@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,6 +191,30 @@ func TestMergeViewStatusWithFSMonitor(t *testing.T) {
 	admin := strings.TrimSuffix(strings.TrimPrefix(string(gitFile), "gitdir: "), "\n")
 	if b, err := os.ReadFile(filepath.Join(admin, "config.worktree")); err != nil || !strings.Contains(string(b), "fsmonitor-hook") {
 		t.Fatalf("config.worktree %q (%v): want the fsmonitor hook", b, err)
+	}
+	// Each resolved entry's stat data is what the client sees (a first
+	// status reads no file); an unmerged one's is none, as git writes it.
+	unmerged := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(gitEnvRun(t, repo, []string{"GIT_DIR=" + admin}, "ls-files", "--unmerged")), "\n") {
+		if _, p, ok := strings.Cut(l, "\t"); ok {
+			unmerged[p] = true
+		}
+	}
+	if len(unmerged) != 2 {
+		t.Fatalf("unmerged paths %v, want conf.txt and md.txt", unmerged)
+	}
+	stats := parseLsFilesDebug(t, gitEnvRun(t, repo, []string{"GIT_DIR=" + admin}, "ls-files", "--debug"))
+	for p, got := range stats {
+		want := "ctime: 0:0 mtime: 0:0 dev: 0 ino: 0 uid: 0 gid: 0 size: 0"
+		if !unmerged[p] {
+			a := lookupPath(t, c, root, p)
+			want = fmt.Sprintf("ctime: %d:%d mtime: %d:%d dev: 0 ino: %d uid: %d gid: %d size: %d",
+				a.Ctime.Unix(), a.Ctime.Nanosecond(), a.Mtime.Unix(), a.Mtime.Nanosecond(),
+				uint32(a.Fileid), a.UID, a.GID, uint32(a.Size))
+		}
+		if got != want {
+			t.Errorf("%s: index has %s\n  want %s", p, got, want)
+		}
 	}
 	wt := t.TempDir()
 	mirror(t, c, root, wt)
