@@ -97,7 +97,7 @@ func writeServed(t *testing.T, f *FS, n vfs.Node, dir string) {
 // gitMergeCheckout is the oracle: a checkout of ours (detached, as the
 // view's HEAD is) where `git merge --no-commit theirs` ran with the same
 // merge options; it returns the checkout and its git directory.
-func gitMergeCheckout(t *testing.T, repo, ours, theirs string, style merge3.Style) (wt, gitDir string) {
+func gitMergeCheckout(t *testing.T, repo, ours, theirs string, style merge3.Style, extra ...string) (wt, gitDir string) {
 	t.Helper()
 	wt = filepath.Join(t.TempDir(), "checkout")
 	runGit(t, repo, "worktree", "add", "--detach", wt, ours)
@@ -105,7 +105,7 @@ func gitMergeCheckout(t *testing.T, repo, ours, theirs string, style merge3.Styl
 	for _, c := range gitConfig {
 		args = append(args, "-c", c)
 	}
-	if out, code := runGit(t, wt, append(args, "merge", "--no-commit", theirs)...); code > 1 {
+	if out, code := runGit(t, wt, append(append(append(args, "merge", "--no-commit"), extra...), theirs)...); code > 1 {
 		t.Fatalf("git merge exited %d: %s", code, out)
 	}
 	gitDir, _ = runGit(t, wt, "rev-parse", "--absolute-git-dir")
@@ -477,5 +477,21 @@ func TestRestartKeepsGitsMergeState(t *testing.T) {
 	}
 	if _, code := runGit(t, wt, "rev-parse", "-q", "--verify", "MERGE_HEAD"); code == 0 {
 		t.Error("MERGE_HEAD written again over git's merge commit")
+	}
+}
+
+// Theirs ahead of ours (the merge base is ours): git merge would
+// fast-forward; the view's state is what --no-ff leaves (MERGE_MODE
+// "no-ff"), so that git commit makes the merge commit.
+func TestFastForwardIsNoFFMergeState(t *testing.T) {
+	repo := testrepo.Init(t, true)
+	branch(t, repo, "", "ours", files{"a": file("a\n"), "b": file("b\n")}, "2024-01-01T00:00:00Z")
+	branch(t, repo, "ours", "theirs", files{"a": file("a theirs\n"), "b": file("b\n"), "c": file("c\n")}, "2024-01-02T00:00:00Z")
+	f, store := openFS(t, repo, "ours", "theirs", merge3.StyleDiff3, nil, asGitMerge)
+	wt, admin := servedWorktree(t, f, store)
+	gwt, gdir := gitMergeCheckout(t, repo, "ours", "theirs", merge3.StyleDiff3, "--no-ff")
+	compareGitState(t, wt, admin, gwt, gdir)
+	if b, _ := os.ReadFile(filepath.Join(admin, "MERGE_MODE")); string(b) != "no-ff" {
+		t.Errorf("MERGE_MODE %q, want no-ff", b)
 	}
 }

@@ -23,6 +23,7 @@ import (
 type MergeView interface {
 	Ours() *tree.Snapshot
 	Theirs() *tree.Snapshot
+	Base() *tree.Snapshot
 	// GitIndex is the index `git merge --no-commit THEIRS` leaves in a
 	// checkout of ours, each resolved path's stat data what stat makes of
 	// the attributes served for it; root is the merged tree (AUTO_MERGE).
@@ -84,7 +85,8 @@ func (x *Exports) mergeMoved(fs vfs.FS) {
 // it to the merge m now serves (--follow): what `git merge --no-commit
 // THEIRS` leaves in a checkout of ours. HEAD is detached at ours,
 // MERGE_HEAD names theirs, MERGE_MSG is git's message for that merge with
-// its "# Conflicts:" list, MERGE_MODE is empty, ORIG_HEAD is ours, and
+// its "# Conflicts:" list, MERGE_MODE is empty ("no-ff" when theirs is
+// ahead of ours: what --no-ff leaves), ORIG_HEAD is ours, and
 // AUTO_MERGE names the merged tree with the conflicted files' markers (git
 // 2.39 writes it: `git diff AUTO_MERGE` shows what was changed since).
 // The objects the index and that tree name are written first, by git.
@@ -181,10 +183,16 @@ func (x *Exports) writeMerge(key string, m *made, mv MergeView, overlaid bool) e
 	if err := writeIndex(m.admin, ix); err != nil {
 		return err
 	}
+	// Theirs ahead of ours: git merge would fast-forward, and makes this
+	// merge only with --no-ff, which MERGE_MODE records for git commit.
+	mode := ""
+	if base := mv.Base(); base != nil && base.Commit == ours.Commit {
+		mode = "no-ff"
+	}
 	for _, f := range []struct{ name, content string }{
 		{"ORIG_HEAD", ours.Commit.String() + "\n"},
 		{"MERGE_HEAD", theirs.Commit.String() + "\n"},
-		{"MERGE_MODE", ""},
+		{"MERGE_MODE", mode},
 		{"MERGE_MSG", msg},
 		{"AUTO_MERGE", root.String() + "\n"},
 	} {
