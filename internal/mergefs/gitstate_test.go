@@ -45,7 +45,7 @@ func servedWorktree(t *testing.T, f *FS, store *tree.Store) (wt, admin string) {
 		t.Fatal(err)
 	}
 	admin = strings.TrimSpace(strings.TrimPrefix(string(src.Bytes), "gitdir: "))
-	if _, err := os.Stat(filepath.Join(admin, "MERGE_HEAD")); err != nil {
+	if _, err := os.Stat(filepath.Join(admin, "index")); err != nil {
 		t.Fatalf("admin directory not made: %v", err)
 	}
 	wt = t.TempDir()
@@ -493,5 +493,30 @@ func TestFastForwardIsNoFFMergeState(t *testing.T) {
 	compareGitState(t, wt, admin, gwt, gdir)
 	if b, _ := os.ReadFile(filepath.Join(admin, "MERGE_MODE")); string(b) != "no-ff" {
 		t.Errorf("MERGE_MODE %q, want no-ff", b)
+	}
+}
+
+// Theirs behind ours: git merge says "Already up to date" and leaves no
+// merge in progress; nor does the view (HEAD and ORIG_HEAD at ours, the
+// index ours's tree, no MERGE_*).
+func TestUpToDateIsNoMergeState(t *testing.T) {
+	repo := testrepo.Init(t, true)
+	branch(t, repo, "", "theirs", files{"a": file("a\n")}, "2024-01-01T00:00:00Z")
+	branch(t, repo, "theirs", "ours", files{"a": file("a ours\n"), "b": file("b\n")}, "2024-01-02T00:00:00Z")
+	f, store := openFS(t, repo, "ours", "theirs", merge3.StyleDiff3, nil, asGitMerge)
+	wt, admin := servedWorktree(t, f, store)
+	gwt, gdir := gitMergeCheckout(t, repo, "ours", "theirs", merge3.StyleDiff3)
+	for _, name := range []string{"MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "ORIG_HEAD"} {
+		_, errServed := os.Stat(filepath.Join(admin, name))
+		_, errGit := os.Stat(filepath.Join(gdir, name))
+		if (errServed == nil) != (errGit == nil) {
+			t.Errorf("%s: served %v, git merge %v", name, errServed, errGit)
+		}
+	}
+	for _, args := range [][]string{{"ls-files", "--stage"}, {"status", "--porcelain=v2"}, {"rev-parse", "HEAD", "ORIG_HEAD"}} {
+		want, _ := runGit(t, gwt, args...)
+		if got, _ := runGit(t, wt, args...); got != want {
+			t.Errorf("git %s: served\n%s\ngit merge\n%s", strings.Join(args, " "), got, want)
+		}
 	}
 }

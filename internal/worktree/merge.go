@@ -185,9 +185,27 @@ func (x *Exports) writeMerge(key string, m *made, mv MergeView, overlaid bool) e
 	}
 	// Theirs ahead of ours: git merge would fast-forward, and makes this
 	// merge only with --no-ff, which MERGE_MODE records for git commit.
+	// Theirs behind ours: git merge says "Already up to date" and leaves
+	// no merge in progress (ORIG_HEAD only): nor does the view.
 	mode := ""
-	if base := mv.Base(); base != nil && base.Commit == ours.Commit {
+	base := mv.Base()
+	if base != nil && base.Commit == ours.Commit {
 		mode = "no-ff"
+	}
+	if base != nil && base.Commit == theirs.Commit {
+		if err := m.admin.write("ORIG_HEAD", []byte(ours.Commit.String()+"\n")); err != nil {
+			return err
+		}
+		for _, name := range []string{"MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE"} {
+			if err := os.Remove(filepath.Join(m.admin.Dir(), name)); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+		}
+		if err := m.admin.SetHead(ours.Commit); err != nil {
+			return err
+		}
+		m.commit, m.root, m.theirs = ours.Commit, root, theirs.Commit
+		return nil
 	}
 	for _, f := range []struct{ name, content string }{
 		{"ORIG_HEAD", ours.Commit.String() + "\n"},
