@@ -182,3 +182,8 @@ func (s *Store) changed(a, b plumbing.Hash, dir string, fn func(string, bool)) e
 	}
 	return nil
 }
+
+// VirtualBlob is the content of a blob that exists only in this process
+// (PutBlob), ok false for any other id: what must be written to the object
+// store before git can be shown an index that names it.
+func (s *Store) VirtualBlob(h plumbing.Hash) ([]byte, bool) { return s.virtual.blob(h) }

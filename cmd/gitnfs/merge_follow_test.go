@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -44,6 +46,28 @@ func TestServeMergeFollow(t *testing.T) {
 	if got := read(); got != "1 ours\n2\n3\n4\n5\n" {
 		t.Fatalf("before: %q", got)
 	}
+	// The merge in progress (issue 22): made on the first READ of .git.
+	gfh, _, err := c.Lookup(root, ".git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitFile, err := c.ReadAll(gfh, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := strings.TrimSuffix(strings.TrimPrefix(string(gitFile), "gitdir: "), "\n")
+	mergeHead := func() string {
+		b, _ := os.ReadFile(filepath.Join(admin, "MERGE_HEAD"))
+		return strings.TrimSpace(string(b))
+	}
+	// topic is still the merge base: "Already up to date", no merge in
+	// progress, as git merge leaves it.
+	if got := mergeHead(); got != "" {
+		t.Fatalf("MERGE_HEAD %q with topic behind main, want none", got)
+	}
+	if _, err := os.Stat(filepath.Join(admin, "HEAD")); err != nil {
+		t.Fatalf("admin directory not made: %v", err)
+	}
 	// theirs moves: a clean change far from ours'.
 	testrepo.Git(t, repo, "symbolic-ref", "HEAD", "refs/heads/topic")
 	testrepo.Commit(t, repo, map[string]testrepo.File{
@@ -65,6 +89,18 @@ func TestServeMergeFollow(t *testing.T) {
 	}
 	if _, _, err := c.Lookup(root, "b.txt"); err != nil {
 		t.Errorf("an unchanged path after the switch: %v", err)
+	}
+	// The merge state followed without a READ of .git: MERGE_HEAD is the
+	// new topic, and the index holds the new merged a.txt.
+	topic := strings.TrimSpace(testrepo.Git(t, repo, "rev-parse", "topic"))
+	for deadline := time.Now().Add(10 * time.Second); mergeHead() != topic; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("MERGE_HEAD %q after theirs moved, want %s", mergeHead(), topic)
+		}
+	}
+	blob := strings.TrimSpace(testrepo.Git2(t, repo, []byte(want), "hash-object", "--stdin"))
+	if stage := testrepo.Git(t, repo, "--git-dir="+admin, "ls-files", "--stage", "a.txt"); !strings.Contains(stage, blob+" 0\ta.txt") {
+		t.Errorf("index after the move: %q, want a.txt at %s", stage, blob)
 	}
 	hiddenDirServed(t, c, root, "after the merge was rebuilt")
 	if strings.Contains(out, "panic") {

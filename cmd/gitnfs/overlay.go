@@ -17,6 +17,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/mergefs"
 	"github.com/gitnfs/gitnfs/internal/mergeort"
 	"github.com/gitnfs/gitnfs/internal/overlay"
+	"github.com/gitnfs/gitnfs/internal/worktree"
 	"github.com/gitnfs/gitnfs/merge3"
 	"github.com/gitnfs/gitnfs/tree"
 	"github.com/gitnfs/gitnfs/tree/gitwrite"
@@ -72,6 +73,10 @@ type overlayOpened struct {
 	// Over a merge view: the view, rebuilt as served, and its sides.
 	merge        *mergefs.FS
 	ours, theirs *tree.Snapshot
+	dir          string // the overlay directory
+	// byGit: unresolved answered from git's index (a merge in progress in
+	// the export's admin directory), not from the overlay's writes.
+	byGit bool
 }
 
 func (o *overlayOpened) Close() {
@@ -99,7 +104,7 @@ func openRecorded(dir, repo string, readOnly bool) (*overlayOpened, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &overlayOpened{store: store, ident: ident}
+	o := &overlayOpened{store: store, ident: ident, dir: dir}
 	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
 	var base vfs.FS
 	if isMerge {
@@ -189,9 +194,27 @@ func rebuildMerge(store *tree.Store, m *overlay.MergeIdentity, uid, gid uint32) 
 // overlay wrote it (its bytes are no longer the view's, whatever they are
 // now: like git add, writing decides), replaced it with another entry, or
 // removed it (or moved it away).
+//
+// While git holds the merge in progress in the export's admin directory
+// (issue 22: someone ran git in the mount, and has not committed or
+// aborted), git's index decides instead: a conflicted path is resolved once
+// git marked it so (git add, git rm), whatever the overlay holds, so that
+// status and commit agree with git status.
 func (o *overlayOpened) unresolved() (all, open []mergefs.Conflict, err error) {
 	if all, err = o.merge.Conflicts(); err != nil {
 		return nil, nil, err
+	}
+	unmerged, byGit, err := worktree.Unmerged(o.store.GitDir(), o.dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.byGit = byGit; byGit {
+		for _, c := range all {
+			if unmerged[c.Path] {
+				open = append(open, c)
+			}
+		}
+		return all, open, nil
 	}
 	for _, c := range all {
 		n, err := o.ov.Resolve(c.Path)
@@ -249,6 +272,11 @@ the merged view, and a section follows them, one line per unresolved conflict:
   U  path           conflicted in the merge, and not yet written, replaced
                     or removed through the overlay (it still holds what the
                     merge view serves: conflict markers, or the side git left)
+
+While git holds that merge in progress (git was run in the mount: its .git is
+the merge; not yet committed or aborted there), git's index decides instead: a
+path stays U until git add or git rm marks it resolved, as in git status, and
+gitnfs commit takes what git marked resolved as the overlay holds it.
 
 Exit status: 0 when nothing changed, 1 when something did, 2 on error.
 Unresolved conflicts do not change it (gitnfs conflicts is the CI gate for
@@ -319,7 +347,11 @@ func runStatus(w, stderr io.Writer, dir, repo string, listIgnored bool) error {
 	for _, c := range ignored {
 		fmt.Fprintf(w, "!! %s\n", c.Path)
 	}
-	if len(open) > 0 {
+	switch {
+	case len(open) > 0 && o.byGit:
+		fmt.Fprintf(stderr, "gitnfs: %d unresolved %s in the merge %s, as git's index says: git add (or git rm) each once resolved\n",
+			len(open), plural(len(open), "conflict", "conflicts"), o.ident.Rev)
+	case len(open) > 0:
 		fmt.Fprintf(stderr, "gitnfs: %d unresolved %s in the merge %s: write, replace or remove them through the overlay before gitnfs commit\n",
 			len(open), plural(len(open), "conflict", "conflicts"), o.ident.Rev)
 	}

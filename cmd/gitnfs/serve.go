@@ -252,8 +252,8 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	// .git in every export of a commit (internal/worktree): its admin
 	// directory is made when a client first reads it, never here, so that
-	// the server is ready as fast as without it. The merge view serves
-	// none yet (its git state, a merge in progress, is issue 22's).
+	// the server is ready as fast as without it. The merge view's is a
+	// merge in progress (worktree/merge.go).
 	var gitDirs *worktree.Exports
 	if !f.noGitDir {
 		// git runs the hook in the mount: this very program, by its
@@ -265,6 +265,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		gitDirs = worktree.NewExports(store, l.Addr().String(), worktree.ExportsOptions{
 			Reason:        "served by gitnfs (pid " + strconv.Itoa(os.Getpid()) + ") on " + l.Addr().String(),
 			FSMonitorHook: hook,
+			Overlay:       f.overlay,
 			Log:           log,
 		})
 		layers.GitFile = gitDirs.GitFile
@@ -354,6 +355,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 				return err
 			}
 			srv.SetFS(layers.Export(mergeView))
+			if gitDirs != nil {
+				gitDirs.Moved(mergeView)
+			}
 			return nil
 		}, follow.Options{Poll: f.poll, Log: log, Stats: &census.Internal})
 	case f.follow:

@@ -17,7 +17,7 @@ import (
 // workload's census, mount and unmount left out.
 func CheckWorkloads(t testing.TB, addr string, opts Options, repo, treeish string) map[Workload]Row {
 	t.Helper()
-	return checkWorkloads(t, addr, opts, repo, treeish, false)
+	return checkWorkloads(t, addr, opts, repo, treeish, "")
 }
 
 // CheckWorktree is CheckWorkloads of an export's root that is a working
@@ -26,14 +26,25 @@ func CheckWorkloads(t testing.TB, addr string, opts Options, repo, treeish strin
 // git itself resolves HEAD to that commit.
 func CheckWorktree(t testing.TB, addr string, opts Options, repo, treeish string) map[Workload]Row {
 	t.Helper()
-	return checkWorkloads(t, addr, opts, repo, treeish, true)
+	return checkWorkloads(t, addr, opts, repo, treeish, treeish)
+}
+
+// CheckMergeWorktree is CheckWorktree of a merge view: the export serves
+// the tree treeish names, and its .git a merge in progress whose HEAD is
+// the commit head names.
+func CheckMergeWorktree(t testing.TB, addr string, opts Options, repo, treeish, head string) map[Workload]Row {
+	t.Helper()
+	return checkWorkloads(t, addr, opts, repo, treeish, head)
 }
 
 // gitFile is the name an export's root lists for its working copy.
 const gitFile = ".git"
 
-func checkWorkloads(t testing.TB, addr string, opts Options, repo, treeish string, worktree bool) map[Workload]Row {
+// checkWorkloads checks a walk of the tree treeish; head, when not "", is
+// the commit the root's .git names as HEAD.
+func checkWorkloads(t testing.TB, addr string, opts Options, repo, treeish, head string) map[Workload]Row {
 	t.Helper()
+	worktree := head != ""
 	want := testrepo.LsTree(t, repo, treeish)
 	if worktree {
 		want = append(want, testrepo.LsEntry{Path: gitFile})
@@ -65,7 +76,7 @@ func checkWorkloads(t testing.TB, addr string, opts Options, repo, treeish strin
 		}
 		checkPaths(t, w, r, want, repo)
 		if worktree && w == ReadEvery {
-			checkGitFile(t, r.Files[gitFile], repo, treeish)
+			checkGitFile(t, r.Files[gitFile], repo, head)
 		}
 	}
 	return rows

@@ -20,6 +20,9 @@ type Conflict struct {
 	// Size is the size of what the path serves (merged bytes with markers,
 	// or the side git leaves).
 	Size int64
+	// Stages are the versions git's index records for the path: base,
+	// ours, theirs (stages 1-3), nil where a side has none.
+	Stages [3]*tree.Entry
 }
 
 // Conflicts walks the whole merge and returns its conflicted paths in byte
@@ -49,7 +52,7 @@ func (f *Result) Conflicts() ([]Conflict, error) {
 					return err
 				}
 				if e.conf.conflicted(o) {
-					out = append(out, Conflict{Path: p, Kinds: e.conf.kindsOf(o), Size: o.size})
+					out = append(out, Conflict{Path: p, Kinds: e.conf.kindsOf(o), Size: o.size, Stages: e.Stages()})
 				}
 			}
 		}

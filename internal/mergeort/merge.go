@@ -68,6 +68,11 @@ type Entry struct {
 	plain tree.Entry
 	dir   *Dir
 	conf  *File
+	// stages are the file versions git's index records for a conflicted
+	// path (merge-ort's ci->stages under its filemask): base, ours,
+	// theirs, nil where that side has no file here. Set for a path to
+	// materialize only.
+	stages *[3]*tree.Entry
 }
 
 func (e *Entry) isDir() bool {
@@ -372,7 +377,7 @@ func (f *Result) mergeDir(d *Dir) ([]Entry, int, error) {
 		if fo == nil && ft == nil {
 			return true // at most the base had a file: deleted on both sides
 		}
-		out = append(out, f.resolveFile(name, fb, fo, ft, hasDir, nil)...)
+		out = append(out, withStages(f.resolveFile(name, fb, fo, ft, hasDir, nil), [3]*tree.Entry{fb, fo, ft})...)
 		return true
 	})
 	if err != nil {
@@ -455,7 +460,16 @@ func (f *Result) resolveFile(name string, fb, fo, ft *tree.Entry, dirInWay bool,
 		}
 		a := f.conflict(&File{kinds: KindDistinctTypes, result: *fo, known: true})
 		b := f.conflict(&File{kinds: KindDistinctTypes, result: *ft, known: true})
-		pa, pb := placed{e: Entry{name: name, conf: a}}, placed{e: Entry{name: name, conf: b}}
+		// Each keeps its own side, and the base only where it has the
+		// same type (merge-ort's process_entry splits ci so).
+		sa, sb := [3]*tree.Entry{nil, fo, nil}, [3]*tree.Entry{nil, nil, ft}
+		if fb != nil && typeClass(fb.Kind) == typeClass(fo.Kind) {
+			sa[0] = fb
+		}
+		if fb != nil && typeClass(fb.Kind) == typeClass(ft.Kind) {
+			sb[0] = fb
+		}
+		pa, pb := placed{e: Entry{name: name, conf: a, stages: &sa}}, placed{e: Entry{name: name, conf: b, stages: &sb}}
 		if renameA {
 			pa.rename = f.labels.Ours
 		}

@@ -148,7 +148,7 @@ func (f *Result) processRenames(r *renameState, pairs []sidePair) error {
 	// conflicted path without content: listed, never served.
 	for path, p := range r.paths {
 		if p.touched && !p.removed && p.pathConflict && p.filemask() == 1 {
-			r.ghosts = append(r.ghosts, Conflict{Path: path, Kinds: p.kinds})
+			r.ghosts = append(r.ghosts, Conflict{Path: path, Kinds: p.kinds, Stages: [3]*tree.Entry{p.st[0]}})
 		}
 	}
 	sort.Slice(r.ghosts, func(i, j int) bool { return r.ghosts[i].Path < r.ghosts[j].Path })
@@ -237,10 +237,10 @@ func (f *Result) mergeRenamed(name, full string, b, o, t *tree.Entry, ov *pinfo,
 		if ov.removed {
 			return out, nil
 		}
-		return append(out, f.processEntry(name, ov.st, ov.matchMask, hasDir, f.dfBranch(o), f.pathLabels(ov.names), ov.pathConflict, ov.kinds)...), nil
+		return append(out, withStages(f.processEntry(name, ov.st, ov.matchMask, hasDir, f.dfBranch(o), f.pathLabels(ov.names), ov.pathConflict, ov.kinds), ov.st)...), nil
 	}
 	st := [3]*tree.Entry{fileOf(b), fileOf(o), fileOf(t)}
-	return append(out, f.processEntry(name, st, matchMask(b, o, t)&filemaskOf(b, o, t), hasDir, f.dfBranch(o), nil, false, 0)...), nil
+	return append(out, withStages(f.processEntry(name, st, matchMask(b, o, t)&filemaskOf(b, o, t), hasDir, f.dfBranch(o), nil, false, 0), st)...), nil
 }
 
 // dfBranch is the branch a file moved aside for a directory is named after:
@@ -301,5 +301,17 @@ func (f *Result) forceConflict(e Entry, kinds Kind) Entry {
 	}
 	c.kinds |= kinds
 	c.known = true
-	return Entry{name: e.name, conf: f.conflict(&c)}
+	return Entry{name: e.name, conf: f.conflict(&c), stages: e.stages}
+}
+
+// withStages gives each path to materialize of out the stages st, unless
+// it has its own (distinct types split them).
+func withStages(out []placed, st [3]*tree.Entry) []placed {
+	for i := range out {
+		if out[i].e.conf != nil && out[i].e.stages == nil {
+			s := st
+			out[i].e.stages = &s
+		}
+	}
+	return out
 }

@@ -276,3 +276,43 @@ func (e *Entry) Plain() (tree.Entry, bool) {
 	}
 	return e.plain, true
 }
+
+// Stages are the versions git's index records for e when it is a
+// conflicted path (stages 1, 2 and 3: base, ours, theirs, as merge-ort's
+// record_conflicted_index_entries writes them), nil where that side has no
+// file at this path. A version may be a blob of the merge itself (a
+// rename/rename's merged content, a virtual merge base's): see
+// tree.Store.VirtualBlob.
+func (e *Entry) Stages() [3]*tree.Entry {
+	if e.stages == nil {
+		return [3]*tree.Entry{}
+	}
+	return *e.stages
+}
+
+// Merged is what c leaves at path in git's terms: its entry (kind and
+// blob id: merged bytes with markers, or the side git leaves), the bytes
+// when they are the merge's own (nil when the entry is an existing blob or
+// a submodule's commit), and whether git records the path as conflicted.
+// It materializes c if it never was.
+func (f *Result) Merged(c *File, path string) (e tree.Entry, data []byte, conflicted bool, err error) {
+	m, err := f.materialize(c, path)
+	if err != nil {
+		return tree.Entry{}, nil, false, err
+	}
+	e = tree.Entry{Kind: c.result.Kind, Hash: m.blob}
+	if m.data != nil || m.blob.IsZero() {
+		data = m.data
+		e.Hash = plumbing.ComputeHash(plumbing.BlobObject, m.data)
+	}
+	return e, data, c.conflicted(m.outcome), nil
+}
+
+// Ghosts are the conflicted paths that hold no file (a rename/rename's
+// source: git's index keeps its base version at stage 1), in byte order.
+func (f *Result) Ghosts() []Conflict {
+	if f.ren == nil {
+		return nil
+	}
+	return f.ren.ghosts
+}

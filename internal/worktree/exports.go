@@ -34,8 +34,7 @@ type Tree interface {
 type based interface{ Base() vfs.FS }
 
 // treeOf is the tree below fs's writable layer (overlaid: there is one),
-// or nil when fs serves no plain tree (the merge view: its git state is
-// issue 22's).
+// or nil when fs serves no plain tree (the merge view: merge.go).
 func treeOf(fs vfs.FS) (t Tree, overlaid bool) {
 	for fs != nil {
 		if t, ok := fs.(Tree); ok {
@@ -60,6 +59,7 @@ type Exports struct {
 	server    string // what tells this server's exports from another's: its address
 	reason    string
 	hook      []string
+	overlay   string
 	log       *slog.Logger
 
 	// journals are the monitored exports' journals by export key, apart
@@ -76,6 +76,7 @@ type Exports struct {
 type made struct {
 	admin   *Admin
 	commit  plumbing.Hash // HEAD as last written
+	theirs  plumbing.Hash // MERGE_HEAD, for a merge view (merge.go)
 	root    plumbing.Hash // its tree
 	journal *fsmonitor.Journal
 	failed  bool // logged once
@@ -90,7 +91,10 @@ type ExportsOptions struct {
 	// fsmonitor-hook`), set in each read-only export's config.worktree;
 	// nil: no monitor.
 	FSMonitorHook []string
-	Log           *slog.Logger
+	// Overlay is the served export's overlay directory (serve --overlay),
+	// recorded in a merge view's admin directory (merge.go, OverlayFile).
+	Overlay string
+	Log     *slog.Logger
 }
 
 // FSMonitorAddrFile is the file of an admin directory that holds the
@@ -112,7 +116,7 @@ func NewExports(store *tree.Store, server string, o ExportsOptions) *Exports {
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	return &Exports{store: store, commonDir: store.GitDir(), server: server, reason: o.Reason, hook: o.FSMonitorHook,
-		log: log, made: map[string]*made{}, switched: map[string]bool{}, instance: hex.EncodeToString(id[:])}
+		overlay: o.Overlay, log: log, made: map[string]*made{}, switched: map[string]bool{}, instance: hex.EncodeToString(id[:])}
 }
 
 // exportKey names an export across restarts: the server's address, the
@@ -128,7 +132,10 @@ func (x *Exports) exportKey(fs vfs.FS) string {
 // directory (memory storage).
 func (x *Exports) GitFile(fs vfs.FS) *synthetic.GitFileSource {
 	t, overlaid := treeOf(fs)
-	if t == nil || t.Snapshot().Commit.IsZero() || x.commonDir == "" {
+	if t == nil {
+		return x.mergeGitFile(fs)
+	}
+	if t.Snapshot().Commit.IsZero() || x.commonDir == "" {
 		return nil
 	}
 	key := x.exportKey(fs)
@@ -152,7 +159,10 @@ func (x *Exports) GitFile(fs vfs.FS) *synthetic.GitFileSource {
 // it is made, so that the hook names them to the next status.
 func (x *Exports) Changed(fs vfs.FS) func(paths []string) {
 	t, overlaid := treeOf(fs)
-	if t == nil || !overlaid || len(x.hook) == 0 || x.commonDir == "" {
+	if t == nil {
+		_, overlaid = mergeOf(fs) // a merge view's writes are journaled alike
+	}
+	if !overlaid || len(x.hook) == 0 || x.commonDir == "" {
 		return nil
 	}
 	key := x.exportKey(fs)
@@ -172,7 +182,11 @@ type touched interface{ Touched() []string }
 // read makes it).
 func (x *Exports) Moved(fs vfs.FS) {
 	t, overlaid := treeOf(fs)
-	if t == nil || x.commonDir == "" {
+	if t == nil {
+		x.mergeMoved(fs)
+		return
+	}
+	if x.commonDir == "" {
 		return
 	}
 	key := x.exportKey(fs)
