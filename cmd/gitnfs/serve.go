@@ -270,6 +270,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		})
 		layers.GitFile = gitDirs.GitFile
 		layers.Changed = gitDirs.Changed
+		if note := remoteGitDirNote(l.Addr().String(), store.GitDir()); note != "" {
+			log.Warn(note)
+		}
 		if f.follow && f.merge == "" {
 			gitDirs.Follow(fsys)
 		}
@@ -519,4 +522,19 @@ func listen(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	return l, nil
+}
+
+// remoteGitDirNote is what serve says, listening beyond loopback, of the
+// .git it serves: it names a directory on this host, which a client on
+// another machine cannot open, and git there says only "not a git
+// repository: PATH" (the .git file is one line, the path: no note can
+// ride in it). Empty on loopback, where every client is on this host.
+func remoteGitDirNote(listen, commonDir string) string {
+	if ok, err := nfs.IsLoopbackAddr(listen); err != nil || ok {
+		return ""
+	}
+	return fmt.Sprintf("each export's .git names a directory on this host (%s): "+
+		"git on a client on another machine fails with \"not a git repository: %s\"; "+
+		"git works in the mount on this host only (serve other machines' clients with --no-git-dir)",
+		filepath.Join(commonDir, "worktrees", "gitnfs-*"), filepath.Join(commonDir, "worktrees", "gitnfs-..."))
 }
