@@ -232,6 +232,30 @@ func (x *Exports) ensure(key string, t Tree, overlaid bool, ov touched) {
 	}
 }
 
+// createAdmin makes (or, after a restart, locks again) export key's admin
+// directory with HEAD at head, the .nfs* exclude, and the fsmonitor hook's
+// config when its monitor started.
+func (x *Exports) createAdmin(key string, m *made, head plumbing.Hash) error {
+	a, err := Create(x.commonDir, key, Options{Commit: head, Reason: x.reason})
+	if err != nil {
+		return err
+	}
+	m.admin = a
+	if err := ExcludeSillyRenames(x.commonDir); err != nil {
+		return err
+	}
+	if len(x.hook) > 0 {
+		if err := x.startMonitor(key, m); err != nil {
+			x.log.Warn("no fsmonitor for an export: git status checks every file", "dir", a.Dir(), "err", err)
+		}
+	}
+	hook := x.hook
+	if m.journal == nil {
+		hook = nil
+	}
+	return a.WriteHookConfig(hook)
+}
+
 func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree, overlaid bool, ov touched) error {
 	// A move (Moved) reports nothing to the hook: the new index is the new
 	// tree's with a token of its own, and a status that read the old one
@@ -247,24 +271,7 @@ func (x *Exports) write(key string, m *made, snap *tree.Snapshot, t Tree, overla
 		// A restarted server finds the directory of before (HEAD and
 		// index of the commit it served then, unlocked by its clean
 		// stop): Create locks it and rewrites HEAD, the index follows.
-		a, err := Create(x.commonDir, key, Options{Commit: snap.Commit, Reason: x.reason})
-		if err != nil {
-			return err
-		}
-		m.admin = a
-		if err := ExcludeSillyRenames(x.commonDir); err != nil {
-			return err
-		}
-		if len(x.hook) > 0 {
-			if err := x.startMonitor(key, m); err != nil {
-				x.log.Warn("no fsmonitor for an export: git status checks every file", "dir", a.Dir(), "err", err)
-			}
-		}
-		hook := x.hook
-		if m.journal == nil {
-			hook = nil
-		}
-		if err := a.WriteHookConfig(hook); err != nil {
+		if err := x.createAdmin(key, m, snap.Commit); err != nil {
 			return err
 		}
 	}

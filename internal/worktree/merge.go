@@ -131,28 +131,11 @@ func (x *Exports) writeMerge(key string, m *made, mv MergeView, overlaid bool) e
 		if h, ok := x.resumable(key, ours.Commit, theirs.Commit); ok {
 			head, resumed = h, true
 		}
-		a, err := Create(x.commonDir, key, Options{Commit: head, Reason: x.reason})
-		if err != nil {
-			return err
-		}
-		m.admin = a
-		if err := ExcludeSillyRenames(x.commonDir); err != nil {
-			return err
-		}
-		if len(x.hook) > 0 {
-			if err := x.startMonitor(key, m); err != nil {
-				x.log.Warn("no fsmonitor for an export: git status checks every file", "dir", a.Dir(), "err", err)
-			}
-		}
-		hook := x.hook
-		if m.journal == nil {
-			hook = nil
-		}
-		if err := a.WriteHookConfig(hook); err != nil {
+		if err := x.createAdmin(key, m, head); err != nil {
 			return err
 		}
 		if overlaid && x.overlay != "" {
-			if err := a.write(OverlayFile, []byte(canonical(x.overlay)+"\n")); err != nil {
+			if err := m.admin.write(OverlayFile, []byte(canonical(x.overlay)+"\n")); err != nil {
 				return err
 			}
 		}
