@@ -20,30 +20,7 @@ import (
 // HEAD: any two files written one after the other leave a status that
 // reads between them a mix.
 func TestFollowStatusSeesOneCommit(t *testing.T) {
-	repo := testrepo.Init(t, false)
-	one := testrepo.Commit(t, repo, gitDirFiles, "one")
-	next := map[string]testrepo.File{}
-	for p, f := range gitDirFiles {
-		next[p] = f
-	}
-	next["src/main.c"] = testrepo.File{Mode: "100644", Data: []byte("int main(){return 2;}\n")}
-	next["added.txt"] = testrepo.File{Mode: "100644", Data: []byte("added\n")}
-	delete(next, "docs/a/b.md")
-	two := testrepo.Commit(t, repo, next, "two")
-	testrepo.Git(t, repo, "update-ref", "refs/heads/main", one)
-
-	addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--follow", "--poll", "10ms", "--listen", "127.0.0.1:0")
-	if cmd == nil {
-		t.Fatalf("gitnfs serve: %s", out)
-	}
-	t.Cleanup(func() { stopServer(t, cmd.Process); cmd.Wait() })
-	c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_, admin := readGitFile(t, c, "/")
-	w := worktreeOf(t, repo, one, admin)
+	repo, one, two, admin, w := followedWorktree(t, map[string]testrepo.File{"added.txt": {Mode: "100644", Data: []byte("added\n")}})
 
 	// The ref moves every 25 ms, 60 times; statuses run meanwhile.
 	done := make(chan struct{})
@@ -102,30 +79,7 @@ func TestFollowStatusSeesOneCommit(t *testing.T) {
 // untracked cache git built on the slot before (the export is read-only:
 // nothing untracked can appear in it).
 func TestFollowKeepsTheUntrackedCache(t *testing.T) {
-	repo := testrepo.Init(t, false)
-	one := testrepo.Commit(t, repo, gitDirFiles, "one")
-	next := map[string]testrepo.File{}
-	for p, f := range gitDirFiles {
-		next[p] = f
-	}
-	next["src/main.c"] = testrepo.File{Mode: "100644", Data: []byte("int main(){return 2;}\n")}
-	next["tools/new.sh"] = testrepo.File{Mode: "100755", Data: []byte("#!/bin/sh\n")}
-	delete(next, "docs/a/b.md")
-	two := testrepo.Commit(t, repo, next, "two")
-	testrepo.Git(t, repo, "update-ref", "refs/heads/main", one)
-
-	addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--follow", "--poll", "10ms", "--listen", "127.0.0.1:0")
-	if cmd == nil {
-		t.Fatalf("gitnfs serve: %s", out)
-	}
-	t.Cleanup(func() { stopServer(t, cmd.Process); cmd.Wait() })
-	c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_, gitDir := readGitFile(t, c, "/")
-	w := worktreeOf(t, repo, one, gitDir)
+	repo, _, two, _, w := followedWorktree(t, map[string]testrepo.File{"tools/new.sh": {Mode: "100755", Data: []byte("#!/bin/sh\n")}})
 	step := func(what string, opendir int) {
 		t.Helper()
 		out, n := tracedStatus(t, w)
@@ -151,4 +105,38 @@ func TestFollowKeepsTheUntrackedCache(t *testing.T) {
 	}
 	unpack(t, repo, two, w)
 	step("first status after the move", 0)
+}
+
+// followedWorktree: a repository whose main is at commit one (gitDirFiles)
+// with a commit two (src/main.c changed, docs/a/b.md gone, added in),
+// served with --follow polling every 10 ms, and a host worktree w of the
+// export as git sees it (its admin directory admin).
+func followedWorktree(t *testing.T, added map[string]testrepo.File) (repo, one, two, admin, w string) {
+	t.Helper()
+	repo = testrepo.Init(t, false)
+	one = testrepo.Commit(t, repo, gitDirFiles, "one")
+	next := map[string]testrepo.File{}
+	for p, f := range gitDirFiles {
+		next[p] = f
+	}
+	next["src/main.c"] = testrepo.File{Mode: "100644", Data: []byte("int main(){return 2;}\n")}
+	for p, f := range added {
+		next[p] = f
+	}
+	delete(next, "docs/a/b.md")
+	two = testrepo.Commit(t, repo, next, "two")
+	testrepo.Git(t, repo, "update-ref", "refs/heads/main", one)
+
+	addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--follow", "--poll", "10ms", "--listen", "127.0.0.1:0")
+	if cmd == nil {
+		t.Fatalf("gitnfs serve: %s", out)
+	}
+	t.Cleanup(func() { stopServer(t, cmd.Process); cmd.Wait() })
+	c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_, admin = readGitFile(t, c, "/")
+	return repo, one, two, admin, worktreeOf(t, repo, one, admin)
 }
