@@ -51,7 +51,6 @@ while (($#)); do
 done
 [[ $SHAPE == full || $SHAPE == tiny ]] || die "--shape must be full or tiny"
 T0=$SECONDS
-USER_ID=1000 GROUP_ID=1000
 
 WORK=$(mktemp -d /tmp/gitnfs-git-e2e.XXXXXX)
 chmod 755 "$WORK"
@@ -77,50 +76,20 @@ FILES=$(git -C "$REPO" ls-tree -r HEAD | wc -l)
 IGNORES=$(git -C "$REPO" ls-tree -r --name-only HEAD | grep -c -E '(^|/)\.gitignore$' || true)
 install -d -o $USER_ID -g $GROUP_ID "$WORK/state" "$WORK/state/home"
 chown -R $USER_ID:$GROUP_ID "$REPO"
-# git here runs as the user too: root would meet a repository it does
-# not own ("dubious ownership"), as the user would meet root's.
-ugit() { setpriv --reuid=$USER_ID --regid=$GROUP_ID --clear-groups env HOME="$WORK/state/home" git -C "$REPO" "$@"; }
+ugit() { e2e_as_user git -C "$REPO" "$@"; }
 echo "git.sh: $SHAPE tree, commit ${HEAD:0:12}, $FILES files ($IGNORES .gitignore)" >&2
 
-# The guest's extra archive: the script, busybox applets, git with every
-# library ldd names (the guest has glibc only as far as the base image's
-# GNU tools brought it), and a passwd naming the ordinary user.
-X=$WORK/extra
-e2e_extra_cpio "$HERE/git/guest.sh" "rm mkdir cmp diff sha1sum seq stat awk sed cut tr head chown chmod ln mv id"
-GITBINS=(/usr/bin/git /usr/lib/git-core/git)
-for b in "${GITBINS[@]}"; do
-  install -D -m 0755 "$b" "$X$b"
-  while read -r lib; do
-    [[ -e $X$lib ]] || install -D -m 0755 "$(readlink -f "$lib")" "$X$lib"
-  done < <(ldd "$b" | awk '/=> \// { print $3 } /^[ \t]*\/lib/ { print $1 }')
-done
-for b in "${GITBINS[@]}" "$BIN"; do   # the closure is complete: nothing ldd names is missing
-  ! ldd "$b" | grep -q 'not found' || die "$b: a library is not found: $(ldd "$b" | grep 'not found')"
-  for lib in $(ldd "$b" | awk '/=> \// { print $3 } /^[ \t]*\/lib/ { print $1 }'); do
-    [[ -e $X$lib ]] || die "$b needs $lib, which is not in the guest's archive"
-  done
-done
-mkdir -p "$X/etc"
-printf 'root:x:0:0:root:/:/bin/sh\ne2e:x:%d:%d:e2e:/tmp/home:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' $USER_ID $GROUP_ID > "$X/etc/passwd"
-printf 'root:x:0:\ne2e:x:%d:\nnogroup:x:65534:\n' $GROUP_ID > "$X/etc/group"
-install -m 0755 "$BIN" "$X/extra/gitnfs"
-(cd "$X" && find . -mindepth 1 -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --owner 0:0 --quiet) > "$WORK/extra.cpio"
+# The guest's extra archive: the script, busybox applets, git, the user.
+e2e_git_archive "$HERE/git/guest.sh" "rm mkdir cmp diff sha1sum seq stat awk sed cut tr head chown chmod ln mv id"
 
 # Both servers run as the user, with the .git file (e2e_start's
 # --no-git-dir left out), their census on.
 declare -A PORT SPID
 e2e_ports ro ov
-start() { # start KIND ARGS...
-  local kind=$1; shift
-  # shellcheck disable=SC2086
-  JJ_VFS_STATS=1 env --default-signal=INT setpriv --reuid=$USER_ID --regid=$GROUP_ID --clear-groups \
-    env HOME="$WORK/state/home" "$BIN" serve --repo "$REPO" --listen "127.0.0.1:${PORT[$kind]}" $SERVE_ARGS "$@" \
-    > "$WORK/out/$kind.stdout" 2> "$WORK/out/$kind.stderr" &
-  SPID[$kind]=$!
-  PIDS+=($!)
-}
-start ro
-start ov --overlay "$WORK/state/ov"
+# shellcheck disable=SC2086
+e2e_serve_as_user ro $SERVE_ARGS
+# shellcheck disable=SC2086
+e2e_serve_as_user ov $SERVE_ARGS --overlay "$WORK/state/ov"
 e2e_wait_up ro ov
 
 MEM=1024 TIMEOUT=600
@@ -171,7 +140,7 @@ got=$(sed -n 's/^LSFILES //p' "$G")
 TREE=$(sed -n 's/^TREE //p' "$G")
 if [[ -z $TREE ]]; then
   fail "gitnfs-commit            the guest reported no commit tree"
-elif C=$(setpriv --reuid=$USER_ID --regid=$GROUP_ID --clear-groups env HOME="$WORK/state/home" \
+elif C=$(e2e_as_user \
   GIT_AUTHOR_NAME=e2e GIT_AUTHOR_EMAIL=e2e@example.com "$BIN" commit --overlay "$WORK/state/ov" -m "e2e change" 2> "$WORK/out/commit.stderr"); then
   want=$(ugit rev-parse "$C^{tree}")
   [[ $want == "$TREE" ]] && pass "gitnfs-commit            git commit in the mount made gitnfs commit's tree ${TREE:0:12}" \
