@@ -103,30 +103,12 @@ HRC=0
   > "$WORK/out/census.txt" 2> "$WORK/out/harness.stderr" || HRC=$?
 
 e2e_stop ro ov
-e2e_guest_output
-G=$WORK/out/guest.txt
-echo "==== guest output ($G) ===="
-grep -v -E '^(OPS) ' "$G"
-if ((HRC != 0)); then
-  echo "(the harness exited $HRC: $(grep -m1 -E 'error=|ERROR' "$WORK/out/census.txt" "$WORK/out/harness.stderr" | head -c 300))"
-fi
+e2e_git_report $HRC
 
-# Every check the guest made.
-for c in gitfile fsmonitor-addr worktree-add; do
-  grep -q "^RESULT $c FAIL" "$G" && fail "$c $(grep -m1 "^RESULT $c FAIL" "$G")"
-done
-check() { # check NAME
-  local r; r=$(grep -m1 "^RESULT $1 " "$G" || true)
-  case $r in
-    *" $1 ok"*) pass "$1 ${r#RESULT $1 ok}" ;;
-    "") fail "$1 not reported" ;;
-    *) fail "$1 ${r#RESULT $1 FAIL }" ;;
-  esac
-}
 for c in as-user ro/rev-parse ro/status ro/describe ro/log ro/ls-files ro/diff-index ro/diff-index-empty \
   ro/erofs/mv ro/erofs/rm ov/status ov/status-ignored ov/diff ov/status-shows-changes \
   ov/commit ov/after-commit ov/clean-after-commit ov/stash ov/pop ov/restore ov/reset ov/stash-steps; do
-  check "$c"
+  e2e_check "$c"
 done
 while read -r _ name _ rest; do fail "$name $rest"; done < <(grep -E '^RESULT (run|change|commit)/.* FAIL' "$G" || true)
 got=$(sed -n 's/^HEAD //p' "$G")
@@ -150,16 +132,11 @@ else
 fi
 
 # The census: each measured command's RPCs (after - before, per op).
-census() { # census LABEL: "TOTAL READ op=n ..." of the label's delta
-  awk -v l="$1" '
-    $1 == "OPS" && $2 == l { for (i = 4; i <= NF; i++) { split($i, kv, "="); if ($3 == "before") b[kv[1]] = kv[2]; else { a[kv[1]] = kv[2]; o[++n] = kv[1] } } }
-    END { t = 0; s = ""; for (i = 1; i <= n; i++) { d = a[o[i]] - b[o[i]]; t += d; if (d) s = s " " o[i] "=" d } printf "%d %d%s\n", t, a["READ"] - b["READ"], s }' "$G"
-}
 ms() { sed -n "s/^TIME $1 \([0-9]*\) .*/\1/p" "$G"; }
 echo "==== census (the client's RPCs per command; $FILES tracked files) ===="
 declare -A TOTAL
 for l in ro-first ro-second ov-first ov-second ov-65s; do
-  read -r t r ops < <(census "$l")
+  read -r t r ops < <(e2e_ops_delta "$l")
   TOTAL[$l]=${t:-0}
   printf '%-10s %6s RPCs (%s per file) in %s ms:%s\n' "$l" "${t:-?}" "$(awk -v t="${t:-0}" -v f="$FILES" 'BEGIN { printf "%.3f", t / f }')" "$(ms "$l")" "${ops:-}"
   [[ -n $t ]] || { fail "census/$l             no counts"; continue; }

@@ -190,3 +190,44 @@ e2e_git_archive() {
   install -m 0755 "$BIN" "$x/extra/gitnfs"
   (cd "$x" && find . -mindepth 1 -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --owner 0:0 --quiet) > "$WORK/extra.cpio"
 }
+
+# e2e_git_report HRC: after a git suite's guest ran (run.sh exited HRC):
+# G, its lines (e2e_guest_output), printed but the OPS lines; a failed
+# set-up step (the .git file, the fsmonitor's address or hook, the
+# checkout) fails the suite.
+e2e_git_report() {
+  e2e_guest_output
+  G=$WORK/out/guest.txt
+  echo "==== guest output ($G) ===="
+  grep -v -E '^(OPS) ' "$G"
+  if (($1 != 0)); then
+    echo "(the harness exited $1: $(grep -m1 -E 'error=|ERROR' "$WORK/out/census.txt" "$WORK/out/harness.stderr" | head -c 300))"
+  fi
+  local c
+  for c in gitfile fsmonitor-addr fsmonitor-hook worktree-add; do
+    grep -q "^RESULT $c FAIL" "$G" && fail "$c $(grep -m1 "^RESULT $c FAIL" "$G")"
+  done
+  return 0
+}
+
+# e2e_check NAME...: the guest's verdict on each NAME (RESULT NAME ok|FAIL)
+# in G; one not reported fails.
+e2e_check() {
+  local n r
+  for n in "$@"; do
+    r=$(grep -m1 "^RESULT $n " "$G" || true)
+    case $r in
+      *" $n ok"*) pass "$n ${r#RESULT $n ok}" ;;
+      "") fail "$n not reported" ;;
+      *) fail "$n ${r#RESULT $n FAIL }" ;;
+    esac
+  done
+}
+
+# e2e_ops_delta LABEL: "TOTAL READS op=n ..." of the mount's RPCs over the
+# guest's measured command LABEL (its OPS before and after lines in G).
+e2e_ops_delta() {
+  awk -v l="$1" '
+    $1 == "OPS" && $2 == l { for (i = 4; i <= NF; i++) { split($i, kv, "="); if ($3 == "before") b[kv[1]] = kv[2]; else { a[kv[1]] = kv[2]; o[++n] = kv[1] } } }
+    END { t = 0; s = ""; for (i = 1; i <= n; i++) { d = a[o[i]] - b[o[i]]; t += d; if (d) s = s " " o[i] "=" d } printf "%d %d%s\n", t, a["READ"] - b["READ"], s }' "$G"
+}

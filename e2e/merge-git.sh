@@ -25,7 +25,7 @@
 # server ran one content merge per path both sides changed.
 #
 #   e2e/merge-git.sh [--keep] [--serve-args "ARGS"]
-# --serve-args: more flags for the three servers (to watch a check go red,
+# --serve-args: more flags for the four servers (to watch a check go red,
 # e.g. "--conflict-style merge": markers git's diff3 checkout does not write).
 # Environment: GITNFS_BIN=path skips the build, LINUX_CLIENT_BUILD as for
 # run.sh. Exit: 0 all passed; 1 a check failed; 2 usage or setup error.
@@ -139,39 +139,18 @@ HRC=0
   > "$WORK/out/census.txt" 2> "$WORK/out/harness.stderr" || HRC=$?
 
 e2e_stop a b c d
-e2e_guest_output
-G=$WORK/out/guest.txt
-echo "==== guest output ($G) ===="
-grep -v -E '^(OPS) ' "$G"
-if ((HRC != 0)); then
-  echo "(the harness exited $HRC: $(grep -m1 -E 'error=|ERROR' "$WORK/out/census.txt" "$WORK/out/harness.stderr" | head -c 300))"
-fi
+e2e_git_report $HRC
 
-for c in gitfile fsmonitor-addr fsmonitor-hook worktree-add; do
-  grep -q "^RESULT $c FAIL" "$G" && fail "$c $(grep -m1 "^RESULT $c FAIL" "$G")"
-done
-check() { # check NAME
-  local r; r=$(grep -m1 "^RESULT $1 " "$G" || true)
-  case $r in
-    *" $1 ok"*) pass "$1 ${r#RESULT $1 ok}" ;;
-    "") fail "$1 not reported" ;;
-    *) fail "$1 ${r#RESULT $1 FAIL }" ;;
-  esac
-}
-for c in as-user a/head a/merge-head a/status a/unmerged a/ls-files a/diff a/diff-cached a/merge-msg \
+e2e_check as-user a/head a/merge-head a/status a/unmerged a/ls-files a/diff a/diff-cached a/merge-msg \
   a/resolve-conf a/resolve-md a/resolve-ren a/commit a/parents a/after-commit \
-  b/back b/status-clean b/head b/no-merge-head b/files-ours d/back d/status-clean d/head d/no-merge-head d/files-ours; do
-  check "$c"
-done
+  b/back b/status-clean b/head b/no-merge-head b/files-ours d/back d/status-clean d/head d/no-merge-head d/files-ours
 while read -r _ name _ rest; do fail "$name $rest"; done < <(grep -E '^RESULT run/.* FAIL' "$G" || true)
 got=$(sed -n 's/^PARENTS //p' "$G")
 [[ $got == "$OURS $THEIRS" ]] && pass "merge-commit             the mount's merge commit has parents ours ${OURS:0:12} and theirs ${THEIRS:0:12}" \
   || fail "merge-commit             the mount's merge commit has parents '$got', want $OURS $THEIRS"
 
 # C's census: the first git status on a fresh merge mount.
-read -r t r ops < <(awk '
-  $1 == "OPS" && $2 == "c-first" { for (i = 4; i <= NF; i++) { split($i, kv, "="); if ($3 == "before") b[kv[1]] = kv[2]; else { a[kv[1]] = kv[2]; o[++n] = kv[1] } } }
-  END { t = 0; s = ""; for (i = 1; i <= n; i++) { d = a[o[i]] - b[o[i]]; t += d; if (d) s = s " " o[i] "=" d } printf "%d %d%s\n", t, a["READ"] - b["READ"], s }' "$G")
+read -r t r ops < <(e2e_ops_delta c-first)
 echo "==== census of the first git status on a fresh merge mount (C) ===="
 echo "c-first    ${t:-?} RPCs in $(sed -n 's/^TIME c-first \([0-9]*\) .*/\1/p' "$G") ms:${ops:-}"
 if ! grep -q "^TIME c-first [0-9]* rc=0\$" "$G"; then

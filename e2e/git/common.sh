@@ -1,9 +1,13 @@
 # e2e/git/common.sh — what the guest scripts that run git in a mount share
 # (sourced by e2e/git/guest.sh and e2e/merge-git/guest.sh, as
 # /extra/common.sh: e2e_git_archive in e2e/lib.sh puts it there). busybox
-# sh, as root; git runs as uid 1000 (/init runas). The script sets O (its
-# output directory) before using these, and REF and IN before compare.
+# sh, as root; git runs as uid 1000 (/init runas). Sourcing it checks that
+# (as-user); O is where the outputs go, REF the reference checkout's path;
+# the script sets IN (the mount) before compare.
 U=1000:1000
+REF=/tmp/ref
+O=/tmp/out
+mkdir -p "$O" && chmod 777 "$O"
 export HOME=/tmp/home GIT_PAGER=cat PAGER=cat
 export GIT_AUTHOR_NAME=e2e GIT_AUTHOR_EMAIL=e2e@example.com GIT_AUTHOR_DATE='1700000000 +0000'
 export GIT_COMMITTER_NAME=e2e GIT_COMMITTER_EMAIL=e2e@example.com GIT_COMMITTER_DATE='1700000000 +0000'
@@ -16,6 +20,10 @@ as_user() { /init runas "$U" /bin/sh -c "$1"; }
 ok() { echo "RESULT $1 ok ${2:-}"; }
 bad() { echo "RESULT $1 FAIL ${2:-}"; }
 ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
+
+g --version | sed 's/^/guest: /'
+uid=$(/init runas "$U" id -u)
+[ "$uid" = "${U%:*}" ] && ok as-user "git runs as $(/init runas "$U" id)" || bad as-user "runas $U: uid '$uid'"
 
 # measured LABEL MOUNT DIR GIT-ARGS...: git in DIR, its output in $O/LABEL,
 # the mount's op counts before and after (MOUNT - : none), its wall time.

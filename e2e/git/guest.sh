@@ -10,14 +10,7 @@
 set -u
 RO=$1
 OV=$MNT_OV
-REF=/tmp/ref
-O=/tmp/out
-mkdir -p "$O" && chmod 777 "$O"
 . /extra/common.sh
-
-g --version | sed 's/^/guest: /'
-uid=$(/init runas "$U" id -u)
-[ "$uid" = "${U%:*}" ] && ok as-user "git runs as $(/init runas "$U" id)" || bad as-user "runas $U: uid '$uid'"
 
 git_mounts "$RO" "$OV"
 

@@ -11,14 +11,7 @@ A=$1
 B=$MNT_B
 C=$MNT_C
 D=$MNT_D
-REF=/tmp/ref
-O=/tmp/out
-mkdir -p "$O" && chmod 777 "$O"
 . /extra/common.sh
-
-g --version | sed 's/^/guest: /'
-uid=$(/init runas "$U" id -u)
-[ "$uid" = "${U%:*}" ] && ok as-user "git runs as $(/init runas "$U" id)" || bad as-user "runas $U: uid '$uid'"
 
 git_mounts "$A" "$B" "$C" "$D"
 
