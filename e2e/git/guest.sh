@@ -41,7 +41,14 @@ compare ro/describe describe --always --dirty
 compare ro/log log -1
 compare ro/ls-files ls-files -s
 compare ro/diff-index diff-index HEAD
-[ -s "$O/ro_diff-index.mount" ] && bad ro/diff-index-empty "$(head -c 300 "$O/ro_diff-index.mount")" || ok ro/diff-index-empty
+# listed FILE DIR: how many paths diff-index listed in FILE, and what
+# the client says of the first one in DIR now (an intermittent failure
+# listed tracked files as deleted: to tell a failed lstat from a stale one).
+listed() {
+  first=$(head -1 "$1" | cut -f2)
+  echo "$(grep -c . "$1") paths listed; now: $(cd "$2" && as_user "ls -ln '$first'" 2>&1 | head -c 200); first: $(head -c 200 "$1")"
+}
+[ -s "$O/ro_diff-index.mount" ] && bad ro/diff-index-empty "$(listed "$O/ro_diff-index.mount" "$RO")" || ok ro/diff-index-empty
 echo "LSFILES $(wc -l < "$O/ro_ls-files.mount")"
 
 # A read-only export: a git command that writes files fails with EROFS.
@@ -92,7 +99,7 @@ compare ov/commit rev-parse HEAD "HEAD^{tree}"
 compare ov/after-commit status --porcelain=v2 --branch
 echo "TREE $(cd "$OV" && g rev-parse "HEAD^{tree}")"
 (cd "$OV" && g diff-index HEAD) > "$O/di" 2>&1
-[ -s "$O/di" ] && bad ov/clean-after-commit "$(head -c 300 "$O/di")" || ok ov/clean-after-commit
+[ -s "$O/di" ] && bad ov/clean-after-commit "$(listed "$O/di" "$OV")" || ok ov/clean-after-commit
 
 # git stash (and pop), git restore, git reset --hard: the same steps in
 # the overlay mount and in the checkout, one after the other (refs/stash
