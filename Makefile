@@ -45,6 +45,7 @@ e2e: build
 	bash e2e/mounts.sh
 	bash e2e/revisions.sh
 	bash e2e/git.sh
+	bash e2e/merge-git.sh
 
 # Writes BENCHMARKS.md (rows 2-6 on this machine; row 1 is make e2e's census).
 # BENCH_FLAGS=-against REV measures REV's gitnfs row by row in the same run.

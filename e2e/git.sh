@@ -51,7 +51,6 @@ while (($#)); do
 done
 [[ $SHAPE == full || $SHAPE == tiny ]] || die "--shape must be full or tiny"
 T0=$SECONDS
-USER_ID=1000 GROUP_ID=1000
 
 WORK=$(mktemp -d /tmp/gitnfs-git-e2e.XXXXXX)
 chmod 755 "$WORK"
@@ -77,50 +76,20 @@ FILES=$(git -C "$REPO" ls-tree -r HEAD | wc -l)
 IGNORES=$(git -C "$REPO" ls-tree -r --name-only HEAD | grep -c -E '(^|/)\.gitignore$' || true)
 install -d -o $USER_ID -g $GROUP_ID "$WORK/state" "$WORK/state/home"
 chown -R $USER_ID:$GROUP_ID "$REPO"
-# git here runs as the user too: root would meet a repository it does
-# not own ("dubious ownership"), as the user would meet root's.
-ugit() { setpriv --reuid=$USER_ID --regid=$GROUP_ID --clear-groups env HOME="$WORK/state/home" git -C "$REPO" "$@"; }
+ugit() { e2e_as_user git -C "$REPO" "$@"; }
 echo "git.sh: $SHAPE tree, commit ${HEAD:0:12}, $FILES files ($IGNORES .gitignore)" >&2
 
-# The guest's extra archive: the script, busybox applets, git with every
-# library ldd names (the guest has glibc only as far as the base image's
-# GNU tools brought it), and a passwd naming the ordinary user.
-X=$WORK/extra
-e2e_extra_cpio "$HERE/git/guest.sh" "rm mkdir cmp diff sha1sum seq stat awk sed cut tr head chown chmod ln mv id"
-GITBINS=(/usr/bin/git /usr/lib/git-core/git)
-for b in "${GITBINS[@]}"; do
-  install -D -m 0755 "$b" "$X$b"
-  while read -r lib; do
-    [[ -e $X$lib ]] || install -D -m 0755 "$(readlink -f "$lib")" "$X$lib"
-  done < <(ldd "$b" | awk '/=> \// { print $3 } /^[ \t]*\/lib/ { print $1 }')
-done
-for b in "${GITBINS[@]}" "$BIN"; do   # the closure is complete: nothing ldd names is missing
-  ! ldd "$b" | grep -q 'not found' || die "$b: a library is not found: $(ldd "$b" | grep 'not found')"
-  for lib in $(ldd "$b" | awk '/=> \// { print $3 } /^[ \t]*\/lib/ { print $1 }'); do
-    [[ -e $X$lib ]] || die "$b needs $lib, which is not in the guest's archive"
-  done
-done
-mkdir -p "$X/etc"
-printf 'root:x:0:0:root:/:/bin/sh\ne2e:x:%d:%d:e2e:/tmp/home:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' $USER_ID $GROUP_ID > "$X/etc/passwd"
-printf 'root:x:0:\ne2e:x:%d:\nnogroup:x:65534:\n' $GROUP_ID > "$X/etc/group"
-install -m 0755 "$BIN" "$X/extra/gitnfs"
-(cd "$X" && find . -mindepth 1 -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --owner 0:0 --quiet) > "$WORK/extra.cpio"
+# The guest's extra archive: the script, busybox applets, git, the user.
+e2e_git_archive "$HERE/git/guest.sh" "rm mkdir cmp diff sha1sum seq stat awk sed cut tr head chown chmod ln mv id"
 
 # Both servers run as the user, with the .git file (e2e_start's
 # --no-git-dir left out), their census on.
 declare -A PORT SPID
 e2e_ports ro ov
-start() { # start KIND ARGS...
-  local kind=$1; shift
-  # shellcheck disable=SC2086
-  JJ_VFS_STATS=1 env --default-signal=INT setpriv --reuid=$USER_ID --regid=$GROUP_ID --clear-groups \
-    env HOME="$WORK/state/home" "$BIN" serve --repo "$REPO" --listen "127.0.0.1:${PORT[$kind]}" $SERVE_ARGS "$@" \
-    > "$WORK/out/$kind.stdout" 2> "$WORK/out/$kind.stderr" &
-  SPID[$kind]=$!
-  PIDS+=($!)
-}
-start ro
-start ov --overlay "$WORK/state/ov"
+# shellcheck disable=SC2086
+e2e_serve_as_user ro $SERVE_ARGS
+# shellcheck disable=SC2086
+e2e_serve_as_user ov $SERVE_ARGS --overlay "$WORK/state/ov"
 e2e_wait_up ro ov
 
 MEM=1024 TIMEOUT=600
@@ -134,30 +103,12 @@ HRC=0
   > "$WORK/out/census.txt" 2> "$WORK/out/harness.stderr" || HRC=$?
 
 e2e_stop ro ov
-e2e_guest_output
-G=$WORK/out/guest.txt
-echo "==== guest output ($G) ===="
-grep -v -E '^(OPS) ' "$G"
-if ((HRC != 0)); then
-  echo "(the harness exited $HRC: $(grep -m1 -E 'error=|ERROR' "$WORK/out/census.txt" "$WORK/out/harness.stderr" | head -c 300))"
-fi
+e2e_git_report $HRC
 
-# Every check the guest made.
-for c in gitfile fsmonitor-addr worktree-add; do
-  grep -q "^RESULT $c FAIL" "$G" && fail "$c $(grep -m1 "^RESULT $c FAIL" "$G")"
-done
-check() { # check NAME
-  local r; r=$(grep -m1 "^RESULT $1 " "$G" || true)
-  case $r in
-    *" $1 ok"*) pass "$1 ${r#RESULT $1 ok}" ;;
-    "") fail "$1 not reported" ;;
-    *) fail "$1 ${r#RESULT $1 FAIL }" ;;
-  esac
-}
 for c in as-user ro/rev-parse ro/status ro/describe ro/log ro/ls-files ro/diff-index ro/diff-index-empty \
   ro/erofs/mv ro/erofs/rm ov/status ov/status-ignored ov/diff ov/status-shows-changes \
   ov/commit ov/after-commit ov/clean-after-commit ov/stash ov/pop ov/restore ov/reset ov/stash-steps; do
-  check "$c"
+  e2e_check "$c"
 done
 while read -r _ name _ rest; do fail "$name $rest"; done < <(grep -E '^RESULT (run|change|commit)/.* FAIL' "$G" || true)
 got=$(sed -n 's/^HEAD //p' "$G")
@@ -171,7 +122,7 @@ got=$(sed -n 's/^LSFILES //p' "$G")
 TREE=$(sed -n 's/^TREE //p' "$G")
 if [[ -z $TREE ]]; then
   fail "gitnfs-commit            the guest reported no commit tree"
-elif C=$(setpriv --reuid=$USER_ID --regid=$GROUP_ID --clear-groups env HOME="$WORK/state/home" \
+elif C=$(e2e_as_user \
   GIT_AUTHOR_NAME=e2e GIT_AUTHOR_EMAIL=e2e@example.com "$BIN" commit --overlay "$WORK/state/ov" -m "e2e change" 2> "$WORK/out/commit.stderr"); then
   want=$(ugit rev-parse "$C^{tree}")
   [[ $want == "$TREE" ]] && pass "gitnfs-commit            git commit in the mount made gitnfs commit's tree ${TREE:0:12}" \
@@ -181,16 +132,11 @@ else
 fi
 
 # The census: each measured command's RPCs (after - before, per op).
-census() { # census LABEL: "TOTAL READ op=n ..." of the label's delta
-  awk -v l="$1" '
-    $1 == "OPS" && $2 == l { for (i = 4; i <= NF; i++) { split($i, kv, "="); if ($3 == "before") b[kv[1]] = kv[2]; else { a[kv[1]] = kv[2]; o[++n] = kv[1] } } }
-    END { t = 0; s = ""; for (i = 1; i <= n; i++) { d = a[o[i]] - b[o[i]]; t += d; if (d) s = s " " o[i] "=" d } printf "%d %d%s\n", t, a["READ"] - b["READ"], s }' "$G"
-}
 ms() { sed -n "s/^TIME $1 \([0-9]*\) .*/\1/p" "$G"; }
 echo "==== census (the client's RPCs per command; $FILES tracked files) ===="
 declare -A TOTAL
 for l in ro-first ro-second ov-first ov-second ov-65s; do
-  read -r t r ops < <(census "$l")
+  read -r t r ops < <(e2e_ops_delta "$l")
   TOTAL[$l]=${t:-0}
   printf '%-10s %6s RPCs (%s per file) in %s ms:%s\n' "$l" "${t:-?}" "$(awk -v t="${t:-0}" -v f="$FILES" 'BEGIN { printf "%.3f", t / f }')" "$(ms "$l")" "${ops:-}"
   [[ -n $t ]] || { fail "census/$l             no counts"; continue; }

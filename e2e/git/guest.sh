@@ -10,88 +10,9 @@
 set -u
 RO=$1
 OV=$MNT_OV
-U=1000:1000
-export HOME=/tmp/home GIT_PAGER=cat PAGER=cat
-export GIT_AUTHOR_NAME=e2e GIT_AUTHOR_EMAIL=e2e@example.com GIT_AUTHOR_DATE='1700000000 +0000'
-export GIT_COMMITTER_NAME=e2e GIT_COMMITTER_EMAIL=e2e@example.com GIT_COMMITTER_DATE='1700000000 +0000'
-mkdir -p "$HOME" && chown "$U" "$HOME"
-REF=/tmp/ref
-O=/tmp/out
-mkdir -p "$O" && chmod 777 "$O"
-FWD="" FWD_PORTS=""
-trap 'for p in $FWD; do kill $p 2>/dev/null; done' EXIT
+. /extra/common.sh
 
-g() { /init runas "$U" /usr/bin/git "$@"; }
-as_user() { /init runas "$U" /bin/sh -c "$1"; }
-ok() { echo "RESULT $1 ok ${2:-}"; }
-bad() { echo "RESULT $1 FAIL ${2:-}"; }
-ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
-
-# measured LABEL MOUNT DIR GIT-ARGS...: git in DIR, its output in $O/LABEL,
-# the mount's op counts before and after (MOUNT - : none), its wall time.
-measured() {
-  label=$1 m=$2 d=$3
-  shift 3
-  [ "$m" = - ] || echo "OPS $label before $(/init ops "$m")"
-  t0=$(ms)
-  (cd "$d" && g "$@") > "$O/$label" 2>&1
-  rc=$?
-  t1=$(ms)
-  [ "$m" = - ] || echo "OPS $label after $(/init ops "$m")"
-  echo "TIME $label $((t1 - t0)) rc=$rc"
-  if [ $rc != 0 ]; then bad "run/$label" "git $* exited $rc: $(head -c 300 "$O/$label")"; fi
-}
-
-# same NAME A B: files A and B are equal (and say what A holds).
-same() {
-  if cmp -s "$2" "$3"; then ok "$1" "$(wc -l < "$2") lines, sha1 $(sha1sum < "$2" | cut -c1-12)"
-  else bad "$1" "differ: $(diff "$2" "$3" | head -20 | tr '\n' '|' | head -c 600)"; fi
-}
-
-# compare NAME GIT-ARGS...: the same git command in the mount (RO or OV:
-# $IN) and in the reference checkout prints the same.
-compare() {
-  name=$1 f=$O/$(echo "$1" | tr / _)
-  shift
-  (cd "$IN" && g "$@") > "$f.mount" 2>&1
-  (cd "$REF" && g "$@") > "$f.ref" 2>&1
-  same "$name" "$f.mount" "$f.ref"
-}
-
-g --version | sed 's/^/guest: /'
-uid=$(/init runas "$U" id -u)
-[ "$uid" = "${U%:*}" ] && ok as-user "git runs as $(/init runas "$U" id)" || bad as-user "runas $U: uid '$uid'"
-
-# The first read of .git makes the export's admin directory (as git's own
-# first read would); its gitnfs-fsmonitor names the server's fsmonitor
-# service on the server's loopback, which the guest reaches as 10.0.2.2:
-# forward the guest's own 127.0.0.1:PORT there, so that the hook, run by
-# git in the guest, finds it where it would on the server's host.
-for m in "$RO" "$OV"; do
-  gd=$(sed -n 's/^gitdir: //p' "$m/.git")
-  [ -n "$gd" ] || { bad "gitfile" "$m/.git: $(head -c 200 "$m/.git")"; exit 1; }
-  echo "guest: $m/.git names $gd"
-  for _ in $(seq 100); do [ -s "$gd/gitnfs-fsmonitor" ] && break; sleep 0.1; done
-  addr=$(cat "$gd/gitnfs-fsmonitor" 2>/dev/null)
-  [ -n "$addr" ] || { bad "fsmonitor-addr" "no $gd/gitnfs-fsmonitor"; exit 1; }
-  port=${addr##*:}
-  case " $FWD_PORTS " in *" $port "*) ;; *)
-    /init forward "127.0.0.1:$port" "10.0.2.2:$port" > /dev/null 2>&1 &
-    FWD="$FWD $!"
-    FWD_PORTS="$FWD_PORTS $port" ;;
-  esac
-  echo "guest: $(ls -ln "$gd" | tr -s ' ' | cut -d' ' -f3,4,9 | tr '\n' ' ')"
-done
-COMMON=$(cd "$gd/../.." && pwd)
-
-# The fsmonitor hook is the serving binary at its path on the server's
-# host (config.worktree's core.fsmonitor, quoted): put the copy the
-# archive brought there, on the guest's own disk, as it is on the host's.
-hook=$(g config --file "$gd/config.worktree" core.fsmonitor | sed -n "s/^'\([^']*\)'.*/\1/p")
-[ -n "$hook" ] || { bad fsmonitor-hook "no core.fsmonitor in $gd/config.worktree: $(tr '\n' '|' < "$gd/config.worktree")"; exit 1; }
-mkdir -p "${hook%/*}" && cp /extra/gitnfs "$hook" && chmod 755 "$hook"
-echo "guest: the fsmonitor hook is $hook"
-echo "guest: the common directory is $COMMON, owned by $(stat -c %u:%g "$COMMON")"
+git_mounts "$RO" "$OV"
 
 # The first statuses on fresh mounts (read-only, then overlay), one right
 # after each, and a third on the overlay 65 s later (every attribute the
@@ -119,8 +40,21 @@ compare ro/status status --porcelain=v2 --branch
 compare ro/describe describe --always --dirty
 compare ro/log log -1
 compare ro/ls-files ls-files -s
-compare ro/diff-index diff-index HEAD
-[ -s "$O/ro_diff-index.mount" ] && bad ro/diff-index-empty "$(head -c 300 "$O/ro_diff-index.mount")" || ok ro/diff-index-empty
+# diff-index HEAD (and diff HEAD) without the fsmonitor: git 2.39's
+# run_diff_index lists clean files as deleted at random when the index
+# marks them fsmonitor-valid (measured on the host, no gitnfs: 11 of 200
+# runs of git diff-index HEAD in a clean checkout with a hook answering
+# "nothing changed", 0 of 200 without the hook; diff, diff-files and status
+# 0). Without it git lstats every file: the stricter check anyway.
+compare ro/diff-index -c core.fsmonitor= diff-index HEAD
+# listed FILE DIR: how many paths diff-index listed in FILE, and what
+# the client says of the first one in DIR now (an intermittent failure
+# listed tracked files as deleted: to tell a failed lstat from a stale one).
+listed() {
+  first=$(head -1 "$1" | cut -f2)
+  echo "$(grep -c . "$1") paths listed; now: $(cd "$2" && as_user "ls -ln '$first'" 2>&1 | head -c 200); first: $(head -c 200 "$1")"
+}
+[ -s "$O/ro_diff-index.mount" ] && bad ro/diff-index-empty "$(listed "$O/ro_diff-index.mount" "$RO")" || ok ro/diff-index-empty
 echo "LSFILES $(wc -l < "$O/ro_ls-files.mount")"
 
 # A read-only export: a git command that writes files fails with EROFS.
@@ -170,8 +104,8 @@ done
 compare ov/commit rev-parse HEAD "HEAD^{tree}"
 compare ov/after-commit status --porcelain=v2 --branch
 echo "TREE $(cd "$OV" && g rev-parse "HEAD^{tree}")"
-(cd "$OV" && g diff-index HEAD) > "$O/di" 2>&1
-[ -s "$O/di" ] && bad ov/clean-after-commit "$(head -c 300 "$O/di")" || ok ov/clean-after-commit
+(cd "$OV" && g -c core.fsmonitor= diff-index HEAD) > "$O/di" 2>&1
+[ -s "$O/di" ] && bad ov/clean-after-commit "$(listed "$O/di" "$OV")" || ok ov/clean-after-commit
 
 # git stash (and pop), git restore, git reset --hard: the same steps in
 # the overlay mount and in the checkout, one after the other (refs/stash
@@ -181,7 +115,7 @@ steps() { # steps DIR TAG
   (cd "$1" && g stash -q && g status --porcelain=v2 && echo "stash list: $(g stash list | wc -l)") > "$O/$2_stash" 2>&1
   (cd "$1" && g stash pop -q && g status --porcelain=v2 && g diff) > "$O/$2_pop" 2>&1
   (cd "$1" && g restore README.md && g status --porcelain=v2) > "$O/$2_restore" 2>&1
-  (cd "$1" && g reset -q --hard HEAD && g status --porcelain=v2 --branch && g diff-index HEAD) > "$O/$2_reset" 2>&1
+  (cd "$1" && g reset -q --hard HEAD && g status --porcelain=v2 --branch && g -c core.fsmonitor= diff-index HEAD) > "$O/$2_reset" 2>&1
 }
 steps "$OV" ov
 steps "$REF" ref
