@@ -35,18 +35,23 @@ type based interface{ Base() vfs.FS }
 
 // treeOf is the tree below fs's writable layer (overlaid: there is one),
 // or nil when fs serves no plain tree (the merge view: merge.go).
-func treeOf(fs vfs.FS) (t Tree, overlaid bool) {
+func treeOf(fs vfs.FS) (t Tree, overlaid bool) { return servedBelow[Tree](fs) }
+
+// servedBelow is the FS of kind T that fs is, or that serves below its
+// writable layer (overlaid: there is one); the zero T when there is none.
+func servedBelow[T any](fs vfs.FS) (t T, overlaid bool) {
 	for fs != nil {
-		if t, ok := fs.(Tree); ok {
+		if t, ok := fs.(T); ok {
 			return t, overlaid
 		}
 		b, ok := fs.(based)
 		if !ok {
-			return nil, false
+			break
 		}
 		fs, overlaid = b.Base(), true
 	}
-	return nil, false
+	var none T
+	return none, false
 }
 
 // Exports makes the admin directories of one server's exports, each when

@@ -33,19 +33,7 @@ type MergeView interface {
 }
 
 // mergeOf is the merge view below fs's writable layer, if fs serves one.
-func mergeOf(fs vfs.FS) (m MergeView, overlaid bool) {
-	for fs != nil {
-		if m, ok := fs.(MergeView); ok {
-			return m, overlaid
-		}
-		b, ok := fs.(based)
-		if !ok {
-			return nil, false
-		}
-		fs, overlaid = b.Base(), true
-	}
-	return nil, false
-}
+func mergeOf(fs vfs.FS) (m MergeView, overlaid bool) { return servedBelow[MergeView](fs) }
 
 // mergeGitFile is GitFile for a merge view: its admin directory is a merge
 // in progress (ensureMerge); nil when a side is not a commit (a raw tree:
