@@ -16,6 +16,7 @@
 #   follow/make       files newer than a stamp taken before the commit (what
 #                     make rebuilds) == files the commit changed
 #   follow/digest     every byte and mode read after the switch == the new commit
+#   follow/stopped    the server shut down when run.sh stopped its wrapper
 #
 #   e2e/follow.sh [--shape tiny|full] [--k N] [--no-follow] [--slack-ms MS] [--keep]
 # GITNFS_BIN=path serves with that binary instead of building ./cmd/gitnfs.
@@ -80,7 +81,10 @@ if [[ ${1:-} == --serve ]]; then
     echo "old=$old new=$new reaction_ms=$(((t1 - t0) / 1000000))" > "$STATE/commit.txt"
   ) &
   cpid=$!
-  stop() { kill -TERM "$cpid" 2>/dev/null; kill -INT "$spid" 2>/dev/null; rc=0; wait "$spid" || rc=$?; exit "$rc"; }
+  # `|| true`: under set -e a kill of the committer that already finished
+  # (the usual case) failed the trap before it reached the server, which then
+  # outlived the run (found by pgrep after a passing run).
+  stop() { kill -TERM "$cpid" 2>/dev/null || true; kill -INT "$spid" 2>/dev/null || true; rc=0; wait "$spid" || rc=$?; exit "$rc"; }
   trap stop INT TERM
   wait "$spid"
   exit $?
@@ -158,6 +162,15 @@ if [[ $(res content_sha256) == "$wc" && $(res meta_sha256) == "$wm" ]]; then
   pass follow/digest "every byte and mode after the switch equals ${C_new:0:12}"
 else
   failc follow/digest "content $(res content_sha256) vs $wc, meta $(res meta_sha256) vs $wm"
+fi
+# run.sh stopped the wrapper with SIGINT; the server it started must be gone too.
+if left=$(pgrep -f "^$BIN serve .*127.0.0.1:" | tr '\n' ' ') && [[ -n $left ]]; then
+  failc follow/stopped "the server outlived the run (pid $left); killed"
+  kill -KILL $left 2>/dev/null || true
+elif grep -q 'gitnfs: shutting down' "$WORK/out/server.stderr"; then
+  pass follow/stopped "the server shut down on the wrapper's SIGINT"
+else
+  failc follow/stopped "no 'gitnfs: shutting down' in $WORK/out/server.stderr"
 fi
 if ((FAIL)); then
   grep '^follow ' "$WORK/out/vm/results.txt" 2>/dev/null | head -40 || true
