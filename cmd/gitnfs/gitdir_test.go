@@ -199,15 +199,7 @@ func TestServeGitDir(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"serve", "--repo", repo, "--rev", "main", "--listen", "127.0.0.1:0",
 				"--uid", strconv.Itoa(4242), "--gid", strconv.Itoa(4343), "--allow-uid", "any"}, tc.args...)
-			addr, cmd, out := startGitnfs(t, args...)
-			if cmd == nil {
-				t.Fatalf("gitnfs serve: %s", out)
-			}
-			c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c, cmd := dialGitnfs(t, args...)
 			top, err := c.Mount(tc.export)
 			if err != nil {
 				t.Fatal(err)
@@ -280,15 +272,7 @@ func TestServeGitDir(t *testing.T) {
 	// commit, the index the new tree's with the dates the export now
 	// serves (what changed dated by the new commit).
 	t.Run("follow moves", func(t *testing.T) {
-		addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--follow", "--poll", "20ms", "--listen", "127.0.0.1:0")
-		if cmd == nil {
-			t.Fatalf("gitnfs serve: %s", out)
-		}
-		c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c, _ := dialGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--follow", "--poll", "20ms", "--listen", "127.0.0.1:0")
 		root, admin := readGitFile(t, c, "/")
 		next := map[string]testrepo.File{}
 		for p, f := range gitDirFiles {
@@ -323,14 +307,7 @@ func TestServeGitDir(t *testing.T) {
 		l.Close()
 		var first string
 		for round := range 2 {
-			addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--listen", listen)
-			if cmd == nil {
-				t.Fatalf("gitnfs serve (round %d): %s", round, out)
-			}
-			c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, cmd := dialGitnfs(t, "serve", "--repo", repo, "--listen", listen)
 			_, admin := readGitFile(t, c, "/")
 			c.Close()
 			if round == 0 {
@@ -362,21 +339,13 @@ func TestServeGitDir(t *testing.T) {
 			if !keep {
 				args = append(args, "--no-git-dir")
 			}
-			addr, cmd, out := startGitnfs(t, args...)
-			if cmd == nil {
-				t.Fatalf("gitnfs serve: %s", out)
-			}
-			c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c, _ := dialGitnfs(t, args...)
 			if keep {
 				readGitFile(t, c, "/"+dangling+":")
 				testrepo.Git(t, repo, "fsck", "--no-progress")
 			}
 			testrepo.Git(t, repo, "gc", "-q", "--prune=now")
-			_, err = testrepo.GitErr(repo, nil, "cat-file", "-e", dangling)
+			_, err := testrepo.GitErr(repo, nil, "cat-file", "-e", dangling)
 			_, berr := testrepo.GitErr(repo, nil, "cat-file", "-e", blob)
 			if keep && (err != nil || berr != nil) {
 				t.Errorf("git gc pruned the served commit (%v) or its blob (%v)", err, berr)
@@ -388,14 +357,7 @@ func TestServeGitDir(t *testing.T) {
 	}
 
 	t.Run("remove-git-dir", func(t *testing.T) {
-		addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--listen", "127.0.0.1:0", "--remove-git-dir")
-		if cmd == nil {
-			t.Fatalf("gitnfs serve: %s", out)
-		}
-		c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, cmd := dialGitnfs(t, "serve", "--repo", repo, "--listen", "127.0.0.1:0", "--remove-git-dir")
 		_, admin := readGitFile(t, c, "/")
 		c.Close()
 		if _, err := os.Stat(filepath.Join(admin, "index")); err != nil {
@@ -409,15 +371,7 @@ func TestServeGitDir(t *testing.T) {
 	})
 
 	t.Run("no-git-dir", func(t *testing.T) {
-		addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--listen", "127.0.0.1:0", "--no-git-dir")
-		if cmd == nil {
-			t.Fatalf("gitnfs serve: %s", out)
-		}
-		c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c, _ := dialGitnfs(t, "serve", "--repo", repo, "--listen", "127.0.0.1:0", "--no-git-dir")
 		root, err := c.Mount("/")
 		if err != nil {
 			t.Fatal(err)
@@ -442,15 +396,7 @@ func TestServeGitDir(t *testing.T) {
 // after a --follow move git reads the move's slot: HEAD the new commit, its
 // index trusted whole (each slot's index is its own tree's).
 func testServedFSMonitor(t *testing.T, repo, commit string) {
-	addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--follow", "--poll", "20ms", "--listen", "127.0.0.1:0")
-	if cmd == nil {
-		t.Fatalf("gitnfs serve: %s", out)
-	}
-	c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, _ := dialGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--follow", "--poll", "20ms", "--listen", "127.0.0.1:0")
 	_, admin := readGitFile(t, c, "/")
 	if got := strings.TrimSpace(testrepo.Git(t, repo, "config", "--bool", "extensions.worktreeConfig")); got != "true" {
 		t.Errorf("extensions.worktreeConfig is %q in the shared config", got)
@@ -512,14 +458,7 @@ func testServedFSMonitor(t *testing.T, repo, commit string) {
 func testOverlayFSMonitor(t *testing.T, repo, commit string) {
 	ov := filepath.Join(t.TempDir(), "ov")
 	serve := func() (*nfsclient.Client, *exec.Cmd) {
-		addr, cmd, out := startGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--overlay", ov, "--listen", "127.0.0.1:0")
-		if cmd == nil {
-			t.Fatalf("gitnfs serve: %s", out)
-		}
-		c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, cmd := dialGitnfs(t, "serve", "--repo", repo, "--rev", "main", "--overlay", ov, "--listen", "127.0.0.1:0")
 		return c, cmd
 	}
 	// An earlier server wrote docs/a/b.md.
@@ -625,4 +564,21 @@ func unpack(t *testing.T, repo, commit, w string) {
 	if out, err := exec.Command("tar", "-xf", archive, "-C", w).CombinedOutput(); err != nil {
 		t.Fatalf("tar: %v %s", err, out)
 	}
+}
+
+// dialGitnfs starts `gitnfs ARGS...` (startGitnfs) and connects to it, both
+// closed when the test ends; a server that does not start fails the test
+// with its output.
+func dialGitnfs(t *testing.T, args ...string) (*nfsclient.Client, *exec.Cmd) {
+	t.Helper()
+	addr, cmd, out := startGitnfs(t, args...)
+	if cmd == nil {
+		t.Fatalf("gitnfs %s: %s", strings.Join(args, " "), out)
+	}
+	c, err := nfsclient.DialWhenUp(addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, cmd
 }
