@@ -222,11 +222,7 @@ func TestMatcherAgreesWithCheckIgnore(t *testing.T) {
 // TestParseAgreesWithGit: the line syntax of gitignore(5), each case
 // checked against git check-ignore.
 func TestParseAgreesWithGit(t *testing.T) {
-	cases := []struct {
-		rules string
-		path  string
-		dir   bool
-	}{
+	cases := []ignoreCase{
 		{"a \n", "a", false},            // unescaped trailing space dropped
 		{"a\\ \n", "a ", false},         // escaped one kept
 		{" a\n", " a", false},           // a leading space is part of the name
@@ -248,28 +244,7 @@ func TestParseAgreesWithGit(t *testing.T) {
 		{"x\n!x/\n", "x", true},
 		{"x/\n!x/y\n", "x/y", false}, // no re-including below an excluded directory
 	}
-	top := t.TempDir()
-	var paths []string
-	dirs := map[string]bool{}
-	for i, c := range cases {
-		base := fmt.Sprintf("c%d", i)
-		p := base + "/" + c.path
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(top, p)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if c.dir {
-			if err := os.MkdirAll(filepath.Join(top, p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-		} else if err := os.WriteFile(filepath.Join(top, p), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(top, base, ".gitignore"), []byte(c.rules), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
-		dirs[p] = c.dir
-	}
+	top, paths, dirs := layOutCases(t, cases)
 	want := checkIgnore(t, top, paths)
 	got := ours(t, New(diskReader(top)), paths, dirs)
 	for i, c := range cases {
@@ -298,28 +273,11 @@ func TestGoGitMatcherDiffersFromGit(t *testing.T) {
 		{"**/ stops at its first candidate", "**/x/y\n", "x/q/x/y", false},
 		{"[!...] is no negated class", "[!a]\n", "b", false},
 	}
-	top := t.TempDir()
-	var paths []string
-	dirs := map[string]bool{}
-	for i, c := range cases {
-		base := fmt.Sprintf("c%d", i)
-		p := base + "/" + c.path
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(top, p)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if c.dir {
-			if err := os.MkdirAll(filepath.Join(top, p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-		} else if err := os.WriteFile(filepath.Join(top, p), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(top, base, ".gitignore"), []byte(c.rules), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
-		dirs[p] = c.dir
+	var layout []ignoreCase
+	for _, c := range cases {
+		layout = append(layout, ignoreCase{c.rules, c.path, c.dir})
 	}
+	top, paths, dirs := layOutCases(t, layout)
 	want := checkIgnore(t, top, paths)
 	got := ours(t, New(diskReader(top)), paths, dirs)
 	for i, c := range cases {
@@ -383,4 +341,39 @@ func TestReaderErrorNamesTheFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "a/.gitignore") {
 		t.Fatalf("err = %v, want one naming a/.gitignore", err)
 	}
+}
+
+// ignoreCase is one .gitignore (rules) in a directory of its own and one
+// path below it, a directory or a file.
+type ignoreCase struct {
+	rules, path string
+	dir         bool
+}
+
+// layOutCases makes each case on disk in a temp dir, in a directory cN of
+// its own, and returns the dir, the paths (cN/path) in order and which are
+// directories.
+func layOutCases(t *testing.T, cases []ignoreCase) (top string, paths []string, dirs map[string]bool) {
+	t.Helper()
+	top, dirs = t.TempDir(), map[string]bool{}
+	for i, c := range cases {
+		base := fmt.Sprintf("c%d", i)
+		p := base + "/" + c.path
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(top, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if c.dir {
+			if err := os.MkdirAll(filepath.Join(top, p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := os.WriteFile(filepath.Join(top, p), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(top, base, ".gitignore"), []byte(c.rules), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+		dirs[p] = c.dir
+	}
+	return top, paths, dirs
 }
