@@ -84,20 +84,6 @@ func TestReaddirplusAtHandIsAnsweredOnTheReader(t *testing.T) {
 	read.U64(0)
 	read.U32(10)
 	getattr.Opaque(root)
-	rdp := func(dir []byte) []byte {
-		var a nfsclient.Enc
-		a.Opaque(dir)
-		a.U64(0)
-		a.U64(0)
-		a.U32(64 << 10)
-		a.U32(64 << 10)
-		return a.B
-	}
-	const (
-		procGetattr     = 1
-		procRead        = 6
-		procReaddirplus = 17
-	)
 	// blocked sends what must wait behind a held READ, sees that nothing
 	// is answered while it is held, and then that all of it is.
 	blocked := func(what string, xids ...uint32) {
@@ -122,26 +108,26 @@ func TestReaddirplusAtHandIsAnsweredOnTheReader(t *testing.T) {
 
 	rawCall(t, conn, 1, 100003, 3, procRead, read.B)
 	<-fs.started
-	rawCall(t, conn, 2, 100003, 3, procReaddirplus, rdp(d5))
+	rawCall(t, conn, 2, 100003, 3, procReaddirplus, readdirplusFromStart(d5))
 	if x, rec := replyXID(t, conn); x != 2 || len(rec) < 200 {
 		t.Fatalf("reply xid %d of %d bytes while the READ holds the only slot, want READDIRPLUS 2 of d5 (at hand) whole", x, len(rec))
 	}
 	// Never listed: not at hand.
-	rawCall(t, conn, 3, 100003, 3, procReaddirplus, rdp(d10))
+	rawCall(t, conn, 3, 100003, 3, procReaddirplus, readdirplusFromStart(d10))
 	rawCall(t, conn, 4, 100003, 3, procGetattr, getattr.B)
 	blocked("d10, never listed", 1, 3, 4)
 
 	// Listed, but more than 32 entries.
 	rawCall(t, conn, 5, 100003, 3, procRead, read.B)
 	<-fs.started
-	rawCall(t, conn, 6, 100003, 3, procReaddirplus, rdp(d33))
+	rawCall(t, conn, 6, 100003, 3, procReaddirplus, readdirplusFromStart(d33))
 	rawCall(t, conn, 7, 100003, 3, procGetattr, getattr.B)
 	blocked("d33, 35 entries", 5, 6, 7)
 
 	// d10 is at hand now (the handed-off call listed it): answered at once.
 	rawCall(t, conn, 8, 100003, 3, procRead, read.B)
 	<-fs.started
-	rawCall(t, conn, 9, 100003, 3, procReaddirplus, rdp(d10))
+	rawCall(t, conn, 9, 100003, 3, procReaddirplus, readdirplusFromStart(d10))
 	if x, _ := replyXID(t, conn); x != 9 {
 		t.Fatalf("reply xid %d, want READDIRPLUS 9 of d10, listed once before", x)
 	}
@@ -223,24 +209,11 @@ func TestReaddirplusNeverListedOnAnIdleConnectionIsListedOnTheReader(t *testing.
 	conn := c.Conn()
 	var getattr nfsclient.Enc
 	getattr.Opaque(root)
-	rdp := func(dir []byte) []byte {
-		var e nfsclient.Enc
-		e.Opaque(dir)
-		e.U64(0)
-		e.U64(0)
-		e.U32(64 << 10)
-		e.U32(64 << 10)
-		return e.B
-	}
-	const (
-		procGetattr     = 1
-		procReaddirplus = 17
-	)
 
 	// Idle: a is listed on the reader, and the GETATTR sent while its
 	// listing is held waits for it.
 	fs.held.Store("a")
-	rawCall(t, conn, 1, 100003, 3, procReaddirplus, rdp(a))
+	rawCall(t, conn, 1, 100003, 3, procReaddirplus, readdirplusFromStart(a))
 	<-fs.started
 	rawCall(t, conn, 2, 100003, 3, procGetattr, getattr.B)
 	conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
@@ -262,7 +235,7 @@ func TestReaddirplusNeverListedOnAnIdleConnectionIsListedOnTheReader(t *testing.
 	for _, call := range []struct {
 		xid, proc uint32
 		args      []byte
-	}{{3, procReaddirplus, rdp(b)}, {4, procGetattr, getattr.B}} {
+	}{{3, procReaddirplus, readdirplusFromStart(b)}, {4, procGetattr, getattr.B}} {
 		both = append(both, rawRecord(call.xid, 100003, 3, call.proc, call.args)...)
 	}
 	if _, err := conn.Write(both); err != nil {
@@ -281,4 +254,23 @@ func TestReaddirplusNeverListedOnAnIdleConnectionIsListedOnTheReader(t *testing.
 	if x, rec := replyXID(t, conn); x != 3 || len(rec) < 200 {
 		t.Fatalf("reply xid %d of %d bytes, want READDIRPLUS 3 of b whole", x, len(rec))
 	}
+}
+
+// The procedures these tests send raw (RFC 1813).
+const (
+	procGetattr     = 1
+	procRead        = 6
+	procReaddirplus = 17
+)
+
+// readdirplusFromStart is READDIRPLUS3args for dir from its first entry
+// (cookie 0, verifier 0), dircount and maxcount 64 KiB.
+func readdirplusFromStart(dir []byte) []byte {
+	var e nfsclient.Enc
+	e.Opaque(dir)
+	e.U64(0)
+	e.U64(0)
+	e.U32(64 << 10)
+	e.U32(64 << 10)
+	return e.B
 }
