@@ -10,7 +10,7 @@ import (
 // tinyLFU is the listing cache: W-TinyLFU (Einziger, Friedman and Manes,
 // "TinyLFU: A Highly Efficient Cache Admission Policy"; Caffeine's
 // design) bounded by cost in bytes. A new item enters a small LRU window
-// (a fifth of the bytes: windowShare); the window's oldest then competes for the main space
+// (windowBytes); the window's oldest then competes for the main space
 // (a segmented LRU: probation, and protected for what was hit there) with
 // main's oldest, and is admitted only when a count-min sketch has seen it
 // more often than every item it would push out.
@@ -139,14 +139,17 @@ type lfuShard[V any] struct {
 // bytes.
 const sketchBytesPer = 512
 
-// windowShare: the window is a fifth of the bytes, not Caffeine's 1%. A
-// walk uses each listing twice, for its parent's attributes (a directory's
-// link count is its listing's) and when it is itself listed, up to a whole
-// directory's subdirectories apart: 1,000 listings, 1.2 MB, in the
-// 1.1M-entry tree. A listing the main space turned away is decoded a
-// second time unless the window still holds it then; at --cache-size
-// 32MiB the 1% window (80 KB) held 7% of that gap.
-const windowShare = 5
+// windowBytes is the window's share of the bytes, 4 MiB over the shards,
+// between 1% (Caffeine's) and a fifth of the cache. A walk uses each
+// listing twice, for its parent's attributes (a directory's link count is
+// its listing's) and when it is itself listed, up to a whole directory's
+// subdirectories apart: 1,000 listings, 1.2 MB, in the 1.1M-entry tree. A
+// listing the main space turned away is decoded a second time unless the
+// window still holds it then. Warm walks of that tree, simulated in the
+// server's order, decoded (of 100,143 trees) at the default --cache-size:
+// 63,601 with a 1.3 MB window, 53,315 with 4 MiB, 60,862 with a fifth; at
+// 32MiB, a fifth (1.6 MB) 97,092 and 1% (80 KB) 189,901: twice the tree.
+const windowBytes = 4 << 20
 
 // admitMargin is how many more uses than the victim the sketch must count
 // for a candidate to take its place. A walk counts every listing of the
@@ -163,7 +166,7 @@ func newLFUShard[V any](share int64) *lfuShard[V] {
 	s.protected.init()
 	s.sketch.init(int(share / sketchBytesPer))
 	s.max = max(share-s.sketch.bytes(), 0)
-	s.windowMax = s.max / windowShare
+	s.windowMax = min(s.max/5, max(s.max/100, windowBytes/listingShards))
 	s.mainMax = s.max - s.windowMax
 	s.protectedMax = s.mainMax * 8 / 10
 	return s

@@ -32,7 +32,7 @@ func use(c *tinyLFU[int], i int, cost int64) bool {
 // round after round through a cache of 1 MiB, as a walk of the 1.1M-entry
 // tree goes through its listings: an LRU hits none of them (each is
 // evicted just before its next use), W-TinyLFU about what its main space
-// holds, 40% (four fifths of the cache: windowShare).
+// holds, 40% (four fifths of the cache: windowBytes).
 func TestTinyLFUScanLargerThanCacheHits(t *testing.T) {
 	const items, cost, rounds = 2000, 1000, 10
 	c := newTinyLFU[int](1 << 20)
