@@ -151,14 +151,6 @@ const sketchBytesPer = 512
 // 32MiB, a fifth (1.6 MB) 97,092 and 1% (80 KB) 189,901: twice the tree.
 const windowBytes = 4 << 20
 
-// admitMargin is how many more uses than the victim the sketch must count
-// for a candidate to take its place. A walk counts every listing of the
-// tree the same, twice a walk; but a candidate was just used and main's
-// oldest not yet in this walk, so with a margin of 0 each walk's
-// candidates pushed out the listings the walk was about to hit, and a
-// walk of twice the cache hit none, as an LRU (TestTinyLFUScanLargerThanCacheHits).
-const admitMargin = 2
-
 func newLFUShard[V any](share int64) *lfuShard[V] {
 	s := &lfuShard[V]{items: map[plumbing.Hash]*lfuItem[V]{}}
 	s.window.init()
@@ -264,9 +256,9 @@ func (s *lfuShard[V]) put(k plumbing.Hash, v V, cost int64) {
 
 // admit gives cand, out of the window, main space: free space, or the
 // space of main's oldest items (probation's, then protected's) if the
-// sketch counts cand more often than each of them, by admitMargin. A tie
-// keeps what is there: on a cyclic scan every listing is counted alike,
-// and keeping the incumbents is what makes the scan hit.
+// sketch counts cand more often than each of them (Caffeine's rule). A
+// tie keeps what is there: on a cyclic scan every listing is counted
+// alike, and keeping the incumbents is what makes the scan hit.
 func (s *lfuShard[V]) admit(cand *lfuItem[V]) {
 	need := s.probation.used + s.protected.used + cand.cost - s.mainMax
 	if need > 0 {
@@ -278,7 +270,7 @@ func (s *lfuShard[V]) admit(cand *lfuItem[V]) {
 				v, inProtected = s.protected.back(), true
 				continue
 			}
-			if v == nil || s.sketch.estimate(v.key)+admitMargin >= f {
+			if v == nil || s.sketch.estimate(v.key) >= f {
 				delete(s.items, cand.key)
 				return
 			}

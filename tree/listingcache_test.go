@@ -29,37 +29,78 @@ func use(c *tinyLFU[int], i int, cost int64) bool {
 }
 
 // TestTinyLFUScanLargerThanCacheHits walks 2,000 items of 1,000 bytes
-// round after round through a cache of 1 MiB, as a walk of the 1.1M-entry
-// tree goes through its listings: an LRU hits none of them (each is
-// evicted just before its next use), W-TinyLFU about what its main space
-// holds, 40% (four fifths of the cache: windowBytes).
+// round after round through a cache of 1 MiB in the order the server
+// uses listings on a walk: a directory's subdirectories each once (their
+// link counts), then each of them again when it is listed. An LRU hits
+// none of them on the next walk (each is evicted just before its next
+// use); W-TinyLFU about what its main space holds, 40% (four fifths of
+// the cache: windowBytes).
 func TestTinyLFUScanLargerThanCacheHits(t *testing.T) {
-	const items, cost, rounds = 2000, 1000, 10
+	const items, group, cost, rounds = 2000, 100, 1000, 10
 	c := newTinyLFU[int](1 << 20)
 	lru := newLRU[int](1 << 20)
 	hits, lruHits, calls := 0, 0, 0
+	walkUse := func(r, i int) {
+		hit := use(c, i, cost)
+		_, lhit := lru.get(key(i))
+		if !lhit {
+			lru.put(key(i), i, cost)
+		}
+		if r >= 2 {
+			calls++
+			if hit {
+				hits++
+			}
+			if lhit {
+				lruHits++
+			}
+		}
+	}
 	for r := 0; r < rounds; r++ {
+		for g := 0; g < items; g += group {
+			for i := g; i < g+group; i++ {
+				walkUse(r, i) // its link count, in its parent's listing
+			}
+			for i := g; i < g+group; i++ {
+				walkUse(r, i) // its own listing
+			}
+		}
+	}
+	frac := float64(hits) / float64(calls)
+	t.Logf("walks of 2x the cache: W-TinyLFU hits %.2f of the uses, an LRU %.2f", frac, float64(lruHits)/float64(calls))
+	// Each walk's second use of a listing hits in the window.
+	if frac < 0.5+0.3/2 {
+		t.Errorf("walks of twice the cache hit %.2f of their uses, want at least 0.65 (each second use, and 0.3 of the first: the main space, 80%% of the cache, holds 40%%)", frac)
+	}
+}
+
+// TestTinyLFUScanThroughASmallWindowHits walks items once each, round
+// after round, through a cache big enough that its window is 1% of it
+// (the share above 400 MiB, --cache-size above 1.6 GiB), about one item
+// there: what main holds still hits.
+func TestTinyLFUScanThroughASmallWindowHits(t *testing.T) {
+	const share, cost = 512 << 20, 256 << 10
+	const items = 2 * share / cost
+	c := newTinyLFU[int](share)
+	if w := c.shards[0].windowMax; w > c.shards[0].max/100 {
+		t.Fatalf("the window is %d bytes of %d: not the 1%% this test is about", w, c.shards[0].max)
+	}
+	hits, calls := 0, 0
+	for r := 0; r < 10; r++ {
 		for i := 0; i < items; i++ {
 			hit := use(c, i, cost)
-			_, lhit := lru.get(key(i))
-			if !lhit {
-				lru.put(key(i), i, cost)
-			}
 			if r >= 2 {
 				calls++
 				if hit {
 					hits++
 				}
-				if lhit {
-					lruHits++
-				}
 			}
 		}
 	}
 	frac := float64(hits) / float64(calls)
-	t.Logf("cyclic scan of 2x the cache: W-TinyLFU hits %.2f, an LRU %.2f", frac, float64(lruHits)/float64(calls))
-	if frac < 0.3 {
-		t.Errorf("a cyclic scan of twice the cache hits %.2f of its calls, want at least 0.3 (the main space, 80%% of the cache, holds 40%%)", frac)
+	t.Logf("a cyclic scan of 2x the cache through a 1%% window hits %.2f", frac)
+	if frac < 0.4 {
+		t.Errorf("a cyclic scan of twice the cache hits %.2f of its calls through a 1%% window, want at least 0.4 (main holds 0.49)", frac)
 	}
 }
 
@@ -182,6 +223,24 @@ func TestTinyLFUCostCoversTheHeap(t *testing.T) {
 		{10, func(i int) string { return fmt.Sprintf("f%d.c", i) }},
 		{5, func(i int) string { return fmt.Sprintf("file-%d.txt", i) }},
 		{1, func(i int) string { return "x" }},
+	}
+	// The cache's own part: an item and its map entry, all of them holding
+	// one listing.
+	{
+		const count = 200000
+		c := newTinyLFU[*Listing](1 << 30)
+		one := &Listing{}
+		before := heapInUse()
+		for k := 0; k < count; k++ {
+			c.put(key(k), one, lruSlotCost)
+		}
+		after := heapInUse()
+		runtime.KeepAlive(c)
+		if slot := float64(after-before) / count; slot > lruSlotCost {
+			t.Errorf("the listing cache takes %.0f bytes of heap an item beside the listing; listingCost charges %d (lruSlotCost)", slot, lruSlotCost)
+		} else {
+			t.Logf("%.0f bytes of heap an item beside the listing, charged %d", slot, lruSlotCost)
+		}
 	}
 	for _, sh := range shapes {
 		raw := rawTree(sh.n, sh.name)
