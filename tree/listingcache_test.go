@@ -280,3 +280,40 @@ func (c *tinyLFU[V]) sketchBytes() int64 {
 	}
 	return n
 }
+
+// TestAReaddirplusCountsOnce: a READDIRPLUS asks ListingAtHand, and Listing
+// when the listing is not at hand; the listing cache must count one use
+// either way, or on a walk the listings it does not hold are counted more
+// often than those it does, and push them out.
+func TestAReaddirplusCountsOnce(t *testing.T) {
+	dir := rich(t)
+	r := &g{t: t, dir: dir}
+	s := openStore(t, dir, Options{})
+	h := r.rev("HEAD:a")
+	uses := func() int { return s.trees.shard(h).sketch.estimate(h) }
+	readdirplus := func(max int) {
+		if _, ok := s.ListingAtHand(h, max); ok {
+			return
+		}
+		l, err := s.Listing(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.BlobSizes(l)
+	}
+	readdirplus(32) // not decoded yet
+	if n := uses(); n != 1 {
+		t.Errorf("a READDIRPLUS of a listing not held counted %d uses, want 1", n)
+	}
+	readdirplus(32) // at hand
+	if _, ok := s.ListingAtHand(h, 32); !ok {
+		t.Fatal("the listing is not at hand after Listing and BlobSizes")
+	}
+	if n := uses(); n != 3 {
+		t.Errorf("after a READDIRPLUS answered at hand and a look at hand, %d uses, want 3", n)
+	}
+	readdirplus(0) // held, too big to be at hand
+	if n := uses(); n != 4 {
+		t.Errorf("a READDIRPLUS of a listing held but not at hand counted %d uses, want 1", n-3)
+	}
+}
