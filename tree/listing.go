@@ -57,7 +57,7 @@ func (s *Store) Listing(tree plumbing.Hash) (*Listing, error) {
 		return &Listing{}, nil
 	}
 	l, err := s.treeFlight.do(tree, func() (*Listing, error) {
-		if l, ok := s.trees.get(tree); ok { // decoded while we queued
+		if l, ok := s.trees.peek(tree); ok { // decoded while we queued (counted once, above)
 			return l, nil
 		}
 		raw, err := s.readObject(tree, plumbing.TreeObject)
@@ -93,11 +93,16 @@ func (s *Store) Listing(tree plumbing.Hash) (*Listing, error) {
 // goroutine of its own.
 func (s *Store) ListingAtHand(tree plumbing.Hash, max int) (*Listing, bool) {
 	l, ok := s.virtual.tree(tree)
+	cached := false
 	if !ok {
-		if l, ok = s.trees.get(tree); !ok {
+		// Looked at, not counted as a use: a listing not at hand is
+		// listed by Listing next, which counts it, and the listing cache
+		// must see every directory of a walk used alike (listingcache.go).
+		if l, ok = s.trees.peek(tree); !ok {
 			return nil, false
 		}
 		s.stats.TreeCacheHits.Add(1)
+		cached = true
 	}
 	if len(l.Entries) > max {
 		return nil, false
@@ -129,9 +134,12 @@ func (s *Store) ListingAtHand(tree plumbing.Hash, max int) (*Listing, bool) {
 		if _, ok := s.virtual.tree(e.Hash); ok {
 			continue
 		}
-		if !s.trees.has(e.Hash) {
+		if _, ok := s.trees.peek(e.Hash); !ok {
 			return nil, false
 		}
+	}
+	if cached {
+		s.trees.touch(tree)
 	}
 	return l, true
 }

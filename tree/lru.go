@@ -44,14 +44,6 @@ func (c *lru[V]) get(k plumbing.Hash) (V, bool) {
 	return it.val, true
 }
 
-// has reports whether k is cached, leaving the order as it is.
-func (c *lru[V]) has(k plumbing.Hash) bool {
-	c.mu.Lock()
-	_, ok := c.items[k]
-	c.mu.Unlock()
-	return ok
-}
-
 // put stores v unless k is already present. The newest item always stays,
 // even alone over budget: a directory bigger than the whole cache must
 // still be served from memory between two READDIR calls.
@@ -82,27 +74,6 @@ func (c *lru[V]) pushFront(it *lruItem[V]) {
 	c.root.next.prev = it
 	c.root.next = it
 }
-
-// shardedLRU spreads keys (uniform SHA-1s) over several locks, so many
-// goroutines hitting the listing cache do not queue on one mutex.
-type shardedLRU[V any] struct {
-	shards [16]*lru[V]
-}
-
-func newShardedLRU[V any](max int64) *shardedLRU[V] {
-	s := &shardedLRU[V]{}
-	for i := range s.shards {
-		s.shards[i] = newLRU[V](max / int64(len(s.shards)))
-	}
-	return s
-}
-
-func (s *shardedLRU[V]) shard(k plumbing.Hash) *lru[V] { return s.shards[k[0]%16] }
-
-func (s *shardedLRU[V]) get(k plumbing.Hash) (V, bool) { return s.shard(k).get(k) }
-func (s *shardedLRU[V]) has(k plumbing.Hash) bool      { return s.shard(k).has(k) }
-
-func (s *shardedLRU[V]) put(k plumbing.Hash, v V, cost int64) { s.shard(k).put(k, v, cost) }
 
 // flight runs one computation per key at a time; concurrent callers for
 // the same key wait for and share its result (a minimal singleflight).

@@ -124,7 +124,7 @@ type shared struct {
 	budget Budget
 	bases  *packfile.Bases // delta bases of reads from the mapped packs
 
-	trees      *shardedLRU[*Listing]
+	trees      *tinyLFU[*Listing] // listingcache.go
 	treeFlight flight[*Listing]
 
 	sizes sizeCache // blob sizes by id, for calls that size one blob (bounded: Budget.Sizes)
@@ -169,7 +169,7 @@ func newStore(path, id string, backends []*backend, refs storer.ReferenceStorer,
 		refs:     refs,
 		budget:   budget,
 		bases:    packfile.NewBases(budget.DeltaBases),
-		trees:    newShardedLRU[*Listing](budget.Trees),
+		trees:    newTinyLFU[*Listing](budget.Trees),
 		wholeMax: whole,
 		blobs:    newLRU[[]byte](budget.Blobs),
 		streams:  &streamPool{max: maxStreams, history: hist, budget: budget.Streams},
