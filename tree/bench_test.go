@@ -2,6 +2,8 @@ package tree
 
 import (
 	"io"
+	"os"
+	"runtime"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -141,4 +143,68 @@ func readAtGoGit(b *testing.B, st *filesystem.Storage, h plumbing.Hash, p []byte
 	if _, err := io.ReadFull(rc, p); err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		b.Fatal(err)
 	}
+}
+
+// BenchmarkColdWalk is the git side of a cold walk (bench row 11's cold
+// minus warm), in process: a fresh Store each iteration, every tree of
+// HEAD decoded (Listing) and every listing's blobs sized (BlobSizes), as
+// a READDIRPLUS walk of the whole tree asks them. Set GITNFS_BENCH_REPO
+// to a repository (RIOT-OS: /work/.mirror/RIOT-OS+RIOT/repo):
+//
+//	GITNFS_BENCH_REPO=/work/.mirror/RIOT-OS+RIOT/repo go test ./tree -run X -bench ColdWalk -benchmem
+//
+// ns/entry and allocs/entry are per tree entry walked; git's own cost of
+// the same is `git ls-tree -r -t -l HEAD` (bench row 11 runs it beside).
+func BenchmarkColdWalk(b *testing.B) {
+	repo := os.Getenv("GITNFS_BENCH_REPO")
+	if repo == "" {
+		b.Skip("GITNFS_BENCH_REPO not set")
+	}
+	walk := func(s *Store, root plumbing.Hash) int {
+		entries := 0
+		var rec func(h plumbing.Hash)
+		rec = func(h plumbing.Hash) {
+			l, err := s.Listing(h)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.BlobSizes(l)
+			entries += len(l.Entries)
+			for _, e := range l.Entries {
+				if e.Kind == Dir {
+					rec(e.Hash)
+				}
+			}
+		}
+		rec(root)
+		return entries
+	}
+	s, err := Open(repo, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	snap, err := s.Resolve("HEAD")
+	if err != nil {
+		b.Fatal(err)
+	}
+	root := snap.Root
+	walk(s, root) // the pack in the page cache, as the bench's git ls-tree leaves it
+	s.Close()
+	entries := 0
+	b.ReportAllocs()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for b.Loop() {
+		s, err := Open(repo, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		entries += walk(s, root)
+		s.Close()
+	}
+	runtime.ReadMemStats(&m1)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(entries), "ns/entry")
+	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/float64(entries), "allocs/entry")
+	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/float64(entries), "B/entry")
+	b.ReportMetric(float64(m1.NumGC-m0.NumGC)/float64(b.N), "GCs/op")
 }
