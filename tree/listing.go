@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -61,11 +62,17 @@ func (s *Store) Listing(tree plumbing.Hash) (*Listing, error) {
 		if l, ok := s.trees.get(tree); ok { // decoded while we queued
 			return l, nil
 		}
-		raw, err := s.readObject(tree, plumbing.TreeObject)
+		buf := treeBufs.Get().(*[]byte)
+		raw, err := s.readTree(tree, *buf)
 		if err != nil {
+			treeBufs.Put(buf)
 			return nil, err
 		}
-		l, err := parseTree(raw)
+		l, err := parseTree(raw) // copies what it keeps: raw may be reused
+		if cap(raw) <= keepTreeBuf {
+			*buf = raw[:0]
+		}
+		treeBufs.Put(buf)
 		if err != nil {
 			return nil, fmt.Errorf("tree %s: %w", tree, err)
 		}
@@ -82,6 +89,39 @@ func (s *Store) Listing(tree plumbing.Hash) (*Listing, error) {
 		return s.Listing(tree)
 	}
 	return l, err
+}
+
+// treeBufs holds the buffers trees are inflated into before parseTree
+// copies out what a listing keeps: a tree's bytes are garbage the moment
+// it is parsed, and were a third of a cold walk's allocated bytes.
+var treeBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// keepTreeBuf is the largest buffer treeBufs keeps: a directory of about
+// 1,500 entries. A bigger tree's bytes are not held between listings.
+const keepTreeBuf = 64 << 10
+
+// readTree is readObject for a tree: inflated into buf when a mapped pack
+// holds it (the result aliases buf), read as any object otherwise (loose,
+// fetched for a partial clone, or in a pack that appeared since: readObject
+// re-scans the pack directories).
+func (s *Store) readTree(h plumbing.Hash, buf []byte) ([]byte, error) {
+	for _, b := range s.backends {
+		if b.packed == nil {
+			continue
+		}
+		s.stats.ObjectReads.Add(1)
+		data, typ, ok, err := b.packed.ReadInto(h, buf, s.bases)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", plumbing.TreeObject, h, err)
+		}
+		if ok {
+			if typ != plumbing.TreeObject {
+				return nil, fmt.Errorf("%s %s: object is a %s, not a %s", plumbing.TreeObject, h, typ, plumbing.TreeObject)
+			}
+			return data, nil
+		}
+	}
+	return s.readObject(h, plumbing.TreeObject)
 }
 
 // ListingAtHand is Listing(tree) when it has at most max entries and
