@@ -310,7 +310,9 @@ func servable(name []byte) bool {
 		return false
 	case string(name) == ".", string(name) == "..":
 		return false
-	case strings.EqualFold(string(name), ".git"):
+	case len(name) == 4 && strings.EqualFold(string(name), ".git"):
+		// (The length first: EqualFold's string(name) was an allocation
+		// for every name longer than 32 bytes.)
 		return false
 	}
 	return true
