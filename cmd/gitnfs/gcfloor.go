@@ -3,6 +3,7 @@ package main
 import (
 	"runtime"
 	"runtime/metrics"
+	"sync"
 )
 
 // heapFloor is the smallest heap goal gitnfs serve gives the garbage
@@ -18,6 +19,9 @@ import (
 // still caps the heap goal below the floor for a --cache-size under
 // 1 MiB or so.
 const heapFloor = 16 << 20
+
+// heapFloorOnce: one tuner a process, however many servers it runs (tests).
+var heapFloorOnce sync.Once
 
 // defaultHeapMinimum is the Go runtime's smallest heap goal at GOGC=100,
 // which it scales by GOGC/100 (runtime/mgcpacer.go, defaultHeapMinimum).
