@@ -270,6 +270,25 @@ func (pk *pack) inflateInto(dst []byte, dataOff uint64, size int64, in *inflater
 	if err := zlibHeader(z); err != nil {
 		return nil, fmt.Errorf("pack %s: offset %d: %w", pk.name, dataOff, err)
 	}
+	if size <= smallInflate {
+		// One byte of room more than the header says: a stream that
+		// fills it holds more.
+		out := dst[:0]
+		if int64(cap(dst)) <= size {
+			out = make([]byte, 0, size+1)
+		}
+		n, read, err := inflateWhole(z[2:], out[:size+1])
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("pack %s: offset %d: inflate: %w", pk.name, dataOff, err)
+		case int64(n) > size:
+			return nil, fmt.Errorf("pack %s: offset %d: inflates to more than the %d bytes its header says", pk.name, dataOff, size)
+		case int64(n) < size:
+			return nil, fmt.Errorf("pack %s: offset %d: inflate: %w", pk.name, dataOff, io.ErrUnexpectedEOF)
+		}
+		pk.release(dataOff, 2+uint64(read))
+		return out[:size], nil
+	}
 	in.src.Reset(z[2:])
 	if in.fl == nil {
 		in.fl = flate.NewReader(&in.src)
@@ -301,6 +320,10 @@ func (pk *pack) inflateInto(dst []byte, dataOff uint64, size int64, in *inflater
 	pk.release(dataOff, 2+uint64(in.src.Size())-uint64(in.src.Len()))
 	return out, nil
 }
+
+// smallInflate is the largest object inflateInto decodes with
+// inflateWhole rather than compress/flate.
+var smallInflate int64 = 16 << 10
 
 // zlibHeader checks the two bytes that open a zlib stream (RFC 1950):
 // deflate with a window of at most 32 KiB, a header that is a multiple of
