@@ -53,29 +53,21 @@ func (b Budget) Total() int64 {
 
 // listingCost is a decoded tree's memory as the Go heap holds it, not as
 // its fields add up: what the runtime allocated (size classes round up by
-// up to an eighth), the slack append leaves in the entries array, the blob
-// sizes it may come to hold (Store.BlobSizes: the array and the slice header
-// its pointer holds) and its slot in the listing cache (the LRU item and
-// its map entry). Counting fields alone charged a 10-entry directory 560
-// bytes where the heap held 1,034 (TestListingCostCoversTheHeap): on a tree
-// of 100,000 such directories the 64 MiB share held 104 MB.
+// up to an eighth), the blob sizes it may come to hold (Store.BlobSizes:
+// the array and the slice header its pointer holds) and its slot in the
+// listing cache (the LRU item and its map entry). Counting fields alone
+// charged a 10-entry directory 560 bytes where the heap held 1,034
+// (TestListingCostCoversTheHeap): on a tree of 100,000 such directories
+// the 64 MiB share held 104 MB. parseTree allocates exactly: the Listing,
+// an entries array of its length and one buffer of its names' bytes.
 func listingCost(l *Listing) int64 {
-	n := int64(len(l.Entries))
 	var names int64
 	for _, e := range l.Entries {
 		names += int64(len(e.Name))
 	}
-	// parseTree sizes the array from the raw tree (an entry is at least
-	// 28 bytes there beside its name: mode, space, NUL and id), and append
-	// grows what is short by at most 2x below 256 entries and 1.25x (plus
-	// 192) above (runtime.nextslicecap): either bound may be the one met.
-	grown := 2 * n
-	if n > 256 {
-		grown = n + (n+3*256)/4
-	}
-	capBound := max(grown, (28*n+names)/40+1)
-	entries := heapAlloc(capBound * int64(unsafe.Sizeof(Entry{})))
-	sizes := heapAlloc(8*n) + heapAlloc(int64(unsafe.Sizeof([]int64{})))
+	n := int64(cap(l.Entries))
+	entries := heapAlloc(n * int64(unsafe.Sizeof(Entry{})))
+	sizes := heapAlloc(8*int64(len(l.Entries))) + heapAlloc(int64(unsafe.Sizeof([]int64{})))
 	return heapAlloc(int64(unsafe.Sizeof(Listing{}))) + entries + heapAlloc(names) + sizes + lruSlotCost
 }
 

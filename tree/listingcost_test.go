@@ -27,8 +27,12 @@ func rawTree(n int, name func(i int) string) []byte {
 // listing cache: the heap they take must not exceed what listingCost
 // charges, or the trees' share of --cache-size holds more than it says
 // (104 MB in a 64 MiB share on the 1.1M-entry tree when only the fields
-// were counted). Nor may it overcharge by more than 40%, which would
-// cache fewer listings than the share pays for.
+// were counted). Nor may it overcharge by more than 20%, which would
+// cache fewer listings than the share pays for: parseTree allocates
+// exactly what a listing holds, so only the size classes' rounding and
+// the sizes not yet read lie between the two (3-14% on these shapes;
+// the layout before, sized from a guess and grown by append, was charged
+// 14-31% above its heap).
 func TestListingCostCoversTheHeap(t *testing.T) {
 	shapes := []struct {
 		n    int
@@ -62,7 +66,7 @@ func TestListingCostCoversTheHeap(t *testing.T) {
 		after := heapInUse()
 		runtime.KeepAlive(c)
 		heap, cost := float64(after-before)/float64(count), float64(charged)/float64(count)
-		if cost < heap || cost > 1.4*heap {
+		if cost < heap || cost > 1.2*heap {
 			t.Errorf("%d entries (%q...): %.0f bytes of heap a listing, listingCost charges %.0f", sh.n, sh.name(0), heap, cost)
 		} else {
 			t.Logf("%d entries: %.0f bytes of heap a listing, charged %.0f", sh.n, heap, cost)

@@ -149,6 +149,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if limit, fromEnv := memoryLimit(cfg.cacheBytes, os.Getenv); !fromEnv {
 		debug.SetMemoryLimit(limit)
 	}
+	heapFloorOnce.Do(func() { keepHeapFloor(heapFloor, os.Getenv, debug.SetGCPercent) })
 	heavy := spareProcessor(os.Getenv)
 	census := stats.New()
 	store, err := tree.Open(f.repo, tree.Options{CacheBytes: cfg.cacheBytes, Stats: &census.Internal, HeavyReads: heavy,

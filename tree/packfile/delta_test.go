@@ -69,7 +69,7 @@ func TestApplyDeltaEqualsGoGit(t *testing.T) {
 			base[i] = byte(r.Uint32())
 		}
 		delta, want := randomDelta(r, base)
-		got, err := applyDelta(base, delta)
+		got, err := applyDelta(nil, base, delta)
 		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("round %d: %d bytes (%v), want %d", round, len(got), err, len(want))
 		}
@@ -91,7 +91,7 @@ func TestApplyDeltaAllocatesOnce(t *testing.T) {
 		delta = deltaCopy(delta, uint32(r.IntN(len(base)-0x10000)), 0x10000)
 	}
 	if allocs := testing.AllocsPerRun(5, func() {
-		if out, err := applyDelta(base, delta); err != nil || len(out) != copies*0x10000 {
+		if out, err := applyDelta(nil, base, delta); err != nil || len(out) != copies*0x10000 {
 			t.Fatal(err)
 		}
 	}); allocs != 1 {
@@ -123,12 +123,12 @@ func TestApplyDeltaRefusesBadDeltas(t *testing.T) {
 		{"result short", append(head(10, 4), 2, 'a', 'b'), "made 2 bytes, its header says 4"},
 		{"absurd size", head(10, 1<<40), "more than its 0 bytes"},
 	} {
-		out, err := applyDelta(base, tc.delta)
+		out, err := applyDelta(nil, base, tc.delta)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %q, %v; want an error saying %q", tc.name, out, err, tc.want)
 		}
 	}
-	if out, err := applyDelta(nil, append(head(0, 2), 2, 'h', 'i')); err != nil || string(out) != "hi" {
+	if out, err := applyDelta(nil, nil, append(head(0, 2), 2, 'h', 'i')); err != nil || string(out) != "hi" {
 		t.Errorf("a delta of an empty base: %q, %v", out, err)
 	}
 }
@@ -146,7 +146,7 @@ func FuzzApplyDelta(f *testing.F) {
 	}
 	f.Add([]byte{0, 0})
 	f.Fuzz(func(t *testing.T, delta []byte) {
-		got, err := applyDelta(base, delta)
+		got, err := applyDelta(nil, base, delta)
 		theirs, theirErr := gitpack.PatchDelta(base, delta)
 		_, _, _, sizesErr := parseDeltaSizes(delta)
 		if theirErr == nil && sizesErr == nil && (err != nil || !bytes.Equal(got, theirs)) {

@@ -2,11 +2,9 @@ package packfile
 
 import (
 	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -199,13 +197,8 @@ func deltaVarint(b []byte) (int64, int, error) {
 // two sizes that open it. The zlib wrapper is two header bytes and a
 // checksum at the end that is never reached.
 func deltaSizes(z []byte) (base, result int64, err error) {
-	if len(z) < 2 {
-		return 0, 0, fmt.Errorf("delta data: zlib: %w", io.ErrUnexpectedEOF)
-	}
-	// RFC 1950: deflate with a window of at most 32 KiB, a header that is a
-	// multiple of 31, no preset dictionary (git never writes one).
-	if z[0]&0x0f != 8 || z[0]>>4 > 7 || (uint(z[0])<<8|uint(z[1]))%31 != 0 || z[1]&0x20 != 0 {
-		return 0, 0, fmt.Errorf("delta data: %w", zlib.ErrHeader)
+	if err := zlibHeader(z); err != nil {
+		return 0, 0, fmt.Errorf("delta data: %w", err)
 	}
 	var buf [deltaHeaderMax]byte
 	n, err := inflatePrefix(z[2:], buf[:], 2)

@@ -2,6 +2,7 @@ package packfile
 
 import (
 	"bytes"
+	"compress/flate"
 	"compress/zlib"
 	"container/list"
 	"errors"
@@ -153,11 +154,79 @@ func (p *Packs) Open(id plumbing.Hash, bases *Bases) (r *Reader, ok bool, err er
 		}
 		return s, true, nil
 	}
-	data, kind, err := p.resolve(pk, off, h, bases)
+	in := getInflater()
+	defer putInflater(in)
+	data, kind, err := p.resolve(nil, pk, off, h, bases, in) // nil: the caller may keep it
 	if err != nil {
 		return nil, false, fmt.Errorf("object %s: %w", id, err)
 	}
 	return &Reader{Size: int64(len(data)), Type: kind, resident: int64(len(data)), resolved: data, r: bytes.NewReader(data)}, true, nil
+}
+
+// ReadInto reads the object id whole, as Open and a read to its end
+// would, into buf's memory when it has room (else into new memory, which
+// it returns): data aliases buf then, so the caller must be done with it
+// before buf is used again. Nothing is allocated per object but what the
+// delta base cache keeps (a delta's base and the intermediate results of
+// its chain, as Open caches them). Open's Reader, its stream and the
+// inflated bytes were five allocations a tree of a cold walk, whose trees
+// are read once and parsed into a listing at once (tree.Store.Listing,
+// BenchmarkColdWalk). ok is false, with no error, when no pack holds id.
+func (p *Packs) ReadInto(id plumbing.Hash, buf []byte, bases *Bases) (data []byte, typ plumbing.ObjectType, ok bool, err error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return nil, 0, false, ErrClosed
+	}
+	pk, off, ok, err := find(p.packs, id)
+	if !ok || err != nil {
+		return nil, 0, false, err
+	}
+	h, err := pk.header(off)
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("object %s: %w", id, err)
+	}
+	in := getInflater()
+	defer putInflater(in)
+	typ = h.typ
+	if h.typ != typeOfsDelta && h.typ != typeRefDelta {
+		data, err = pk.inflateInto(buf, off+uint64(h.dataLen), h.size, in)
+	} else {
+		data, typ, err = p.resolve(buf, pk, off, h, bases, in)
+	}
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("object %s: %w", id, err)
+	}
+	return data, typ, true, nil
+}
+
+// An inflater is what inflating an object into memory reuses from one
+// object to the next: a deflate decoder, with its tables and window (a
+// fresh one allocates about 40 KiB, which for small objects costs more
+// than inflating), the reader of the pack bytes it decodes, and a delta's
+// instructions (only ever read by applyDelta, which copies them out).
+type inflater struct {
+	src   bytes.Reader
+	fl    io.ReadCloser // compress/flate's, a flate.Resetter
+	delta []byte
+	probe [1]byte // a byte past the end (a local one would escape through fl.Read)
+}
+
+var inflaters = sync.Pool{New: func() any { return new(inflater) }}
+
+// keepScratch is the largest delta buffer an inflater keeps for the next
+// object: trees and most deltas are far smaller, and a pooled buffer of a
+// big blob's delta would be memory the budget does not see.
+const keepScratch = 64 << 10
+
+func getInflater() *inflater { return inflaters.Get().(*inflater) }
+
+func putInflater(in *inflater) {
+	if cap(in.delta) > keepScratch {
+		in.delta = nil
+	}
+	in.src.Reset(nil)
+	inflaters.Put(in)
 }
 
 // zlibReaders reuses inflaters: a fresh one allocates about 40 KiB of
@@ -182,22 +251,55 @@ func (pk *pack) checkClaim(dataOff uint64, size int64) error {
 	return nil
 }
 
-// inflate returns the size bytes of the zlib stream at dataOff, checking
-// the stream holds exactly that many, and lets go of the pack pages read.
-func (pk *pack) inflate(dataOff uint64, size int64) ([]byte, error) {
+// inflateInto returns the size bytes of the zlib stream at dataOff, in
+// dst's memory when it has room, checking the stream holds exactly that
+// many, and lets go of the pack pages read. The zlib wrapper (two header
+// bytes, the Adler-32 after the deflate stream) is read here and the
+// deflate stream decoded by compress/flate: compress/zlib's Reset
+// allocates a fresh checksum state for every object, and its checksum was
+// never looked at here (a stream is read to exactly its size, then
+// probed for one byte more).
+func (pk *pack) inflateInto(dst []byte, dataOff uint64, size int64, in *inflater) ([]byte, error) {
 	if dataOff >= pk.end {
 		return nil, fmt.Errorf("pack %s: object data at offset %d past the pack's objects", pk.name, dataOff)
 	}
 	if err := pk.checkClaim(dataOff, size); err != nil {
 		return nil, err
 	}
-	src := bytes.NewReader(pk.data[dataOff:pk.end])
-	z, err := getZlib(src)
-	if err != nil {
-		return nil, fmt.Errorf("pack %s: offset %d: zlib: %w", pk.name, dataOff, err)
+	z := pk.data[dataOff:pk.end]
+	if err := zlibHeader(z); err != nil {
+		return nil, fmt.Errorf("pack %s: offset %d: %w", pk.name, dataOff, err)
 	}
-	defer zlibReaders.Put(z)
-	out := make([]byte, size)
+	if size <= smallInflate {
+		// One byte of room more than the header says: a stream that
+		// fills it holds more.
+		out := dst[:0]
+		if int64(cap(dst)) <= size {
+			out = make([]byte, 0, size+1)
+		}
+		n, read, err := inflateWhole(z[2:], out[:size+1])
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("pack %s: offset %d: inflate: %w", pk.name, dataOff, err)
+		case int64(n) > size:
+			return nil, fmt.Errorf("pack %s: offset %d: inflates to more than the %d bytes its header says", pk.name, dataOff, size)
+		case int64(n) < size:
+			return nil, fmt.Errorf("pack %s: offset %d: inflate: %w", pk.name, dataOff, io.ErrUnexpectedEOF)
+		}
+		pk.release(dataOff, 2+uint64(read))
+		return out[:size], nil
+	}
+	in.src.Reset(z[2:])
+	if in.fl == nil {
+		in.fl = flate.NewReader(&in.src)
+	} else if err := in.fl.(flate.Resetter).Reset(&in.src, nil); err != nil {
+		return nil, fmt.Errorf("pack %s: offset %d: inflate: %w", pk.name, dataOff, err)
+	}
+	out := dst[:0]
+	if int64(cap(dst)) < size {
+		out = make([]byte, size)
+	}
+	out = out[:size]
 	for done := 0; done < len(out); {
 		// A slice of inflating is about a millisecond; yielding between
 		// slices lets a GETATTR queued behind 8 big reads on 2 cores run
@@ -206,18 +308,34 @@ func (pk *pack) inflate(dataOff uint64, size int64) ([]byte, error) {
 		if done > 0 {
 			runtime.Gosched()
 		}
-		n, err := io.ReadFull(z, out[done:min(len(out), done+inflateSlice)])
+		n, err := io.ReadFull(in.fl, out[done:min(len(out), done+inflateSlice)])
 		done += n
 		if err != nil {
 			return nil, fmt.Errorf("pack %s: offset %d: inflate: %w", pk.name, dataOff, err)
 		}
 	}
-	var one [1]byte
-	if n, _ := z.Read(one[:]); n != 0 {
+	if n, _ := in.fl.Read(in.probe[:]); n != 0 {
 		return nil, fmt.Errorf("pack %s: offset %d: inflates to more than the %d bytes its header says", pk.name, dataOff, size)
 	}
-	pk.release(dataOff, uint64(src.Size())-uint64(src.Len()))
+	pk.release(dataOff, 2+uint64(in.src.Size())-uint64(in.src.Len()))
 	return out, nil
+}
+
+// smallInflate is the largest object inflateInto decodes with
+// inflateWhole rather than compress/flate.
+var smallInflate int64 = 16 << 10
+
+// zlibHeader checks the two bytes that open a zlib stream (RFC 1950):
+// deflate with a window of at most 32 KiB, a header that is a multiple of
+// 31, no preset dictionary (git never writes one).
+func zlibHeader(z []byte) error {
+	if len(z) < 2 {
+		return fmt.Errorf("zlib: %w", io.ErrUnexpectedEOF)
+	}
+	if z[0]&0x0f != 8 || z[0]>>4 > 7 || (uint(z[0])<<8|uint(z[1]))%31 != 0 || z[1]&0x20 != 0 {
+		return zlib.ErrHeader
+	}
+	return nil
 }
 
 // release tells the kernel this process is done with the pack pages in
@@ -255,20 +373,27 @@ func (pk *pack) release(off, n uint64) {
 }
 
 // resolve inflates the delta at off (header h) and everything below it,
-// from the nearest cached base up, caching the bases it builds.
-func (p *Packs) resolve(pk *pack, off uint64, h objectHeader, bases *Bases) ([]byte, plumbing.ObjectType, error) {
+// from the nearest cached base up, caching the bases it builds. The result
+// is built in dst's memory when it has room (nil: new memory, the
+// caller's to keep); every base below it is new memory, which the cache
+// keeps, and the deltas are inflated into in's scratch.
+func (p *Packs) resolve(dst []byte, pk *pack, off uint64, h objectHeader, bases *Bases, in *inflater) ([]byte, plumbing.ObjectType, error) {
 	type link struct {
 		pk  *pack
 		off uint64
 		h   objectHeader
 	}
-	chain := []link{{pk, off, h}}
+	// Nearly every chain a walk meets is at most three deltas deep (RIOT's
+	// trees of HEAD: 1,304 of 1,310 deltas; git verify-pack -v): no
+	// allocation for those.
+	var links [4]link
+	chain := append(links[:0], link{pk, off, h})
 	var base []byte
 	var kind plumbing.ObjectType
 	for {
 		top := chain[len(chain)-1]
 		if top.h.typ != typeOfsDelta && top.h.typ != typeRefDelta {
-			data, err := top.pk.inflate(top.off+uint64(top.h.dataLen), top.h.size)
+			data, err := top.pk.inflateInto(nil, top.off+uint64(top.h.dataLen), top.h.size, in)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -302,11 +427,16 @@ func (p *Packs) resolve(pk *pack, off uint64, h objectHeader, bases *Bases) ([]b
 	// base of the next and worth caching for the next object that shares it.
 	for i := len(chain) - 1; i >= 0; i-- {
 		l := chain[i]
-		delta, err := l.pk.inflate(l.off+uint64(l.h.dataLen), l.h.size)
+		delta, err := l.pk.inflateInto(in.delta, l.off+uint64(l.h.dataLen), l.h.size, in)
 		if err != nil {
 			return nil, 0, err
 		}
-		out, err := applyDelta(base, delta)
+		in.delta = delta
+		var into []byte // a base of the next delta: new memory, cached
+		if i == 0 {
+			into = dst
+		}
+		out, err := applyDelta(into, base, delta)
 		if err != nil {
 			return nil, 0, fmt.Errorf("pack %s: delta at offset %d: %w", l.pk.name, l.off, err)
 		}

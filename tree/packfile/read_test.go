@@ -185,3 +185,79 @@ func TestCorruptClaimedSizeIsRefusedBeforeAllocating(t *testing.T) {
 		t.Fatalf("Open of a blob claiming 2^50 bytes = ok %v, %v; want a refusal", ok, err)
 	}
 }
+
+// TestReadIntoReadsWhatGitCatFileReads: ReadInto gives every object's
+// bytes as git has them, in the caller's buffer when it has room, reused
+// from one object to the next, and reads a small object, stored whole or
+// as a delta whose base is cached, without an allocation (a tree of a
+// cold walk cost five: a Reader, its stream, the inflated bytes...; and
+// compress/flate allocates a table for each 9-bit prefix of a dynamic
+// block's longer codes, which a small text blob's block has).
+func TestReadIntoReadsWhatGitCatFileReads(t *testing.T) {
+	src := small.build(t)
+	for _, tc := range []struct {
+		name string
+		opts []string
+	}{{"ofs-deltas", []string{"--delta-base-offset"}}, {"ref-deltas", []string{"--no-delta-base-offset"}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := packObjects(t, src, tc.opts...)
+			p := openPacks(t, dir)
+			objs := gitObjects(t, dir)
+			want := catFile(t, dir, objs)
+			bases := NewBases(4 << 20)
+			buf := make([]byte, 64<<10)
+			var smallBase, smallDelta plumbing.Hash
+			for round := 0; round < 2; round++ {
+				for _, o := range objs {
+					data, typ, ok, err := p.ReadInto(o.id, buf, bases)
+					if err != nil || !ok {
+						t.Fatalf("ReadInto(%s) = ok %v, %v", o.id, ok, err)
+					}
+					if typ.String() != o.kind || !bytes.Equal(data, want[o.id]) {
+						t.Fatalf("round %d: %s: read a %s of %d bytes, git has a %s of %d", round, o.id, typ, len(data), o.kind, o.size)
+					}
+					if inBuf := len(data) > 0 && &data[0] == &buf[0]; inBuf != (len(data) > 0 && len(data) <= len(buf)) {
+						t.Fatalf("%s: %d bytes, in the caller's buffer of %d: %v", o.id, len(data), len(buf), inBuf)
+					}
+					if o.size > 0 && o.size < 4<<10 {
+						if h := headerOf(t, p, o.id); h.typ == typeOfsDelta || h.typ == typeRefDelta {
+							smallDelta = o.id
+						} else {
+							smallBase = o.id
+						}
+					}
+				}
+			}
+			for _, id := range []plumbing.Hash{smallBase, smallDelta} {
+				if id.IsZero() {
+					t.Fatal("the pack has no small object stored whole or no small delta")
+				}
+				allocs := testing.AllocsPerRun(50, func() {
+					if _, _, ok, err := p.ReadInto(id, buf, bases); err != nil || !ok {
+						t.Fatal(ok, err)
+					}
+				})
+				if allocs >= 1 {
+					t.Errorf("ReadInto(%s) (%v): %.1f allocations a read, want none", id, headerOf(t, p, id).typ, allocs)
+				}
+			}
+			if _, _, ok, err := p.ReadInto(hashN(12345), buf, bases); ok || err != nil {
+				t.Errorf("ReadInto of an absent object = %v, %v; want not found", ok, err)
+			}
+		})
+	}
+}
+
+// headerOf is the pack header of id.
+func headerOf(t *testing.T, p *Packs, id plumbing.Hash) objectHeader {
+	t.Helper()
+	pk, off, ok, err := find(p.packs, id)
+	if !ok || err != nil {
+		t.Fatalf("find(%s) = %v, %v", id, ok, err)
+	}
+	h, err := pk.header(off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
