@@ -399,28 +399,17 @@ func (s *inflateState) codes(lit, dist *huffman) error {
 		case sym == 256:
 			return nil
 		}
-		sym -= 257
-		if sym >= len(lengthBase) {
-			return errors.New("deflate: invalid length symbol")
-		}
-		extra, err := s.bits(uint(lengthExtra[sym]))
+		length, err := s.matchLength(sym)
 		if err != nil {
 			return err
 		}
-		length := int(lengthBase[sym]) + int(extra)
 		dsym, err := s.decode(dist)
 		if err != nil {
 			return err
 		}
-		if dsym >= len(distBase) {
-			return errors.New("deflate: invalid distance symbol")
-		}
-		if extra, err = s.bits(uint(distExtra[dsym])); err != nil {
+		d, err := s.matchDistance(dsym)
+		if err != nil {
 			return err
-		}
-		d := int(distBase[dsym]) + int(extra)
-		if d > s.n {
-			return errors.New("deflate: distance reaches before the start of the stream")
 		}
 		for ; length > 0 && s.n < len(s.out); length-- {
 			s.wrote(s.out[s.n-d])
@@ -628,28 +617,17 @@ func (s *inflateState) codesFast(lit, dist *huffman, lt, dt *fastTable) error {
 		case sym == 256:
 			return nil
 		}
-		sym -= 257
-		if sym >= len(lengthBase) {
-			return errors.New("deflate: invalid length symbol")
-		}
-		extra, err := s.bits(uint(lengthExtra[sym]))
+		length, err := s.matchLength(sym)
 		if err != nil {
 			return err
 		}
-		length := int(lengthBase[sym]) + int(extra)
 		dsym, err := s.decodeFast(dt, dist)
 		if err != nil {
 			return err
 		}
-		if dsym >= len(distBase) {
-			return errors.New("deflate: invalid distance symbol")
-		}
-		if extra, err = s.bits(uint(distExtra[dsym])); err != nil {
+		d, err := s.matchDistance(dsym)
+		if err != nil {
 			return err
-		}
-		d := int(distBase[dsym]) + int(extra)
-		if d > s.n {
-			return errors.New("deflate: distance reaches before the start of the stream")
 		}
 		for ; length > 0 && s.n < len(s.out); length-- {
 			s.out[s.n] = s.out[s.n-d]
@@ -657,4 +635,35 @@ func (s *inflateState) codesFast(lit, dist *huffman, lt, dt *fastTable) error {
 		}
 	}
 	return nil
+}
+
+// matchLength is the length of a match from its length symbol (257-285)
+// and the extra bits after it (RFC 1951 3.2.5).
+func (s *inflateState) matchLength(sym int) (int, error) {
+	sym -= 257
+	if sym >= len(lengthBase) {
+		return 0, errors.New("deflate: invalid length symbol")
+	}
+	extra, err := s.bits(uint(lengthExtra[sym]))
+	if err != nil {
+		return 0, err
+	}
+	return int(lengthBase[sym]) + int(extra), nil
+}
+
+// matchDistance is the distance of a match from its distance symbol and
+// the extra bits after it, refused when it reaches before the stream.
+func (s *inflateState) matchDistance(dsym int) (int, error) {
+	if dsym >= len(distBase) {
+		return 0, errors.New("deflate: invalid distance symbol")
+	}
+	extra, err := s.bits(uint(distExtra[dsym]))
+	if err != nil {
+		return 0, err
+	}
+	d := int(distBase[dsym]) + int(extra)
+	if d > s.n {
+		return 0, errors.New("deflate: distance reaches before the start of the stream")
+	}
+	return d, nil
 }
