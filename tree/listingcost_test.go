@@ -23,8 +23,9 @@ func rawTree(n int, name func(i int) string) []byte {
 
 // TestListingCostCoversTheHeap decodes many listings of real shapes (the
 // 1.1M-entry tree's 10 files, RIOT's five, a directory of 1,000, long
-// names, a single entry), sizes them as BlobSizes does and keeps them in a
-// listing cache: the heap they take must not exceed what listingCost
+// names, a single entry), sizes them as BlobSizes does and keeps them in the
+// listing cache (its items and map are charged lruSlotCost each, which
+// TestTinyLFUCostCoversTheHeap checks alone): the heap they take must not exceed what listingCost
 // charges, or the trees' share of --cache-size holds more than it says
 // (104 MB in a 64 MiB share on the 1.1M-entry tree when only the fields
 // were counted). Nor may it overcharge by more than 20%, which would
@@ -47,7 +48,7 @@ func TestListingCostCoversTheHeap(t *testing.T) {
 	for _, sh := range shapes {
 		raw := rawTree(sh.n, sh.name)
 		count := 200000 / sh.n
-		c := newLRU[*Listing](1 << 40)
+		c := newTinyLFU[*Listing](1 << 30)
 		before := heapInUse()
 		var charged int64
 		for k := 0; k < count; k++ {
@@ -57,14 +58,15 @@ func TestListingCostCoversTheHeap(t *testing.T) {
 			}
 			sizes := make([]int64, len(l.Entries))
 			l.sizes.Store(&sizes)
-			var key plumbing.Hash
-			key[0], key[1], key[2], key[3] = byte(k), byte(k>>8), byte(k>>16), 1
 			cost := listingCost(l)
 			charged += cost
-			c.put(key, l, cost)
+			c.put(key(k), l, cost)
 		}
 		after := heapInUse()
 		runtime.KeepAlive(c)
+		if c.size()-c.sketchBytes() != charged {
+			t.Fatalf("%d entries: the cache holds %d of the %d bytes charged", sh.n, c.size()-c.sketchBytes(), charged)
+		}
 		heap, cost := float64(after-before)/float64(count), float64(charged)/float64(count)
 		if cost < heap || cost > 1.2*heap {
 			t.Errorf("%d entries (%q...): %.0f bytes of heap a listing, listingCost charges %.0f", sh.n, sh.name(0), heap, cost)
