@@ -61,34 +61,27 @@ func readAll(t *testing.T, p *Packs, id plumbing.Hash, bases *Bases) ([]byte, pl
 }
 
 func TestOpenReadsWhatGitCatFileReads(t *testing.T) {
-	src := small.build(t)
-	for _, tc := range []struct {
-		name string
-		opts []string
-	}{{"ofs-deltas", []string{"--delta-base-offset"}}, {"ref-deltas", []string{"--no-delta-base-offset"}}} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := packObjects(t, src, tc.opts...)
-			p := openPacks(t, dir)
-			if c := takeCensus(t, p); c.ofsDeltas+c.refDeltas < 100 || c.bigBases < 3 {
-				t.Fatalf("the pack has too few deltas or big blobs to test reading: %+v", c)
-			}
-			objs := gitObjects(t, dir)
-			want := catFile(t, dir, objs)
-			// Twice: once filling the base cache, once served from it.
-			bases := NewBases(1 << 20)
-			for round := 0; round < 2; round++ {
-				for _, o := range objs {
-					data, kind := readAll(t, p, o.id, bases)
-					if kind.String() != o.kind || !bytes.Equal(data, want[o.id]) {
-						t.Fatalf("round %d: %s: read a %s of %d bytes, git has a %s of %d", round, o.id, kind, len(data), o.kind, o.size)
-					}
+	inBothDeltaStyles(t, small.build(t), func(t *testing.T, dir string) {
+		p := openPacks(t, dir)
+		if c := takeCensus(t, p); c.ofsDeltas+c.refDeltas < 100 || c.bigBases < 3 {
+			t.Fatalf("the pack has too few deltas or big blobs to test reading: %+v", c)
+		}
+		objs := gitObjects(t, dir)
+		want := catFile(t, dir, objs)
+		// Twice: once filling the base cache, once served from it.
+		bases := NewBases(1 << 20)
+		for round := 0; round < 2; round++ {
+			for _, o := range objs {
+				data, kind := readAll(t, p, o.id, bases)
+				if kind.String() != o.kind || !bytes.Equal(data, want[o.id]) {
+					t.Fatalf("round %d: %s: read a %s of %d bytes, git has a %s of %d", round, o.id, kind, len(data), o.kind, o.size)
 				}
 			}
-			if used := bases.Used(); used == 0 || used > 1<<20 {
-				t.Errorf("base cache holds %d bytes, want some and at most its bound of %d", used, 1<<20)
-			}
-		})
-	}
+		}
+		if used := bases.Used(); used == 0 || used > 1<<20 {
+			t.Errorf("base cache holds %d bytes, want some and at most its bound of %d", used, 1<<20)
+		}
+	})
 }
 
 func TestConcurrentOpensAgreeWithGit(t *testing.T) {
@@ -194,58 +187,51 @@ func TestCorruptClaimedSizeIsRefusedBeforeAllocating(t *testing.T) {
 // compress/flate allocates a table for each 9-bit prefix of a dynamic
 // block's longer codes, which a small text blob's block has).
 func TestReadIntoReadsWhatGitCatFileReads(t *testing.T) {
-	src := small.build(t)
-	for _, tc := range []struct {
-		name string
-		opts []string
-	}{{"ofs-deltas", []string{"--delta-base-offset"}}, {"ref-deltas", []string{"--no-delta-base-offset"}}} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := packObjects(t, src, tc.opts...)
-			p := openPacks(t, dir)
-			objs := gitObjects(t, dir)
-			want := catFile(t, dir, objs)
-			bases := NewBases(4 << 20)
-			buf := make([]byte, 64<<10)
-			var smallBase, smallDelta plumbing.Hash
-			for round := 0; round < 2; round++ {
-				for _, o := range objs {
-					data, typ, ok, err := p.ReadInto(o.id, buf, bases)
-					if err != nil || !ok {
-						t.Fatalf("ReadInto(%s) = ok %v, %v", o.id, ok, err)
-					}
-					if typ.String() != o.kind || !bytes.Equal(data, want[o.id]) {
-						t.Fatalf("round %d: %s: read a %s of %d bytes, git has a %s of %d", round, o.id, typ, len(data), o.kind, o.size)
-					}
-					if inBuf := len(data) > 0 && &data[0] == &buf[0]; inBuf != (len(data) > 0 && len(data) <= len(buf)) {
-						t.Fatalf("%s: %d bytes, in the caller's buffer of %d: %v", o.id, len(data), len(buf), inBuf)
-					}
-					if o.size > 0 && o.size < 4<<10 {
-						if h := headerOf(t, p, o.id); h.typ == typeOfsDelta || h.typ == typeRefDelta {
-							smallDelta = o.id
-						} else {
-							smallBase = o.id
-						}
+	inBothDeltaStyles(t, small.build(t), func(t *testing.T, dir string) {
+		p := openPacks(t, dir)
+		objs := gitObjects(t, dir)
+		want := catFile(t, dir, objs)
+		bases := NewBases(4 << 20)
+		buf := make([]byte, 64<<10)
+		var smallBase, smallDelta plumbing.Hash
+		for round := 0; round < 2; round++ {
+			for _, o := range objs {
+				data, typ, ok, err := p.ReadInto(o.id, buf, bases)
+				if err != nil || !ok {
+					t.Fatalf("ReadInto(%s) = ok %v, %v", o.id, ok, err)
+				}
+				if typ.String() != o.kind || !bytes.Equal(data, want[o.id]) {
+					t.Fatalf("round %d: %s: read a %s of %d bytes, git has a %s of %d", round, o.id, typ, len(data), o.kind, o.size)
+				}
+				if inBuf := len(data) > 0 && &data[0] == &buf[0]; inBuf != (len(data) > 0 && len(data) <= len(buf)) {
+					t.Fatalf("%s: %d bytes, in the caller's buffer of %d: %v", o.id, len(data), len(buf), inBuf)
+				}
+				if o.size > 0 && o.size < 4<<10 {
+					if h := headerOf(t, p, o.id); h.typ == typeOfsDelta || h.typ == typeRefDelta {
+						smallDelta = o.id
+					} else {
+						smallBase = o.id
 					}
 				}
 			}
-			for _, id := range []plumbing.Hash{smallBase, smallDelta} {
-				if id.IsZero() {
-					t.Fatal("the pack has no small object stored whole or no small delta")
-				}
-				allocs := testing.AllocsPerRun(50, func() {
-					if _, _, ok, err := p.ReadInto(id, buf, bases); err != nil || !ok {
-						t.Fatal(ok, err)
-					}
-				})
-				if allocs >= 1 {
-					t.Errorf("ReadInto(%s) (%v): %.1f allocations a read, want none", id, headerOf(t, p, id).typ, allocs)
-				}
+		}
+		for _, id := range []plumbing.Hash{smallBase, smallDelta} {
+			if id.IsZero() {
+				t.Fatal("the pack has no small object stored whole or no small delta")
 			}
-			if _, _, ok, err := p.ReadInto(hashN(12345), buf, bases); ok || err != nil {
-				t.Errorf("ReadInto of an absent object = %v, %v; want not found", ok, err)
+			allocs := testing.AllocsPerRun(50, func() {
+				if _, _, ok, err := p.ReadInto(id, buf, bases); err != nil || !ok {
+					t.Fatal(ok, err)
+				}
+			})
+			if allocs >= 1 {
+				t.Errorf("ReadInto(%s) (%v): %.1f allocations a read, want none", id, headerOf(t, p, id).typ, allocs)
 			}
-		})
-	}
+		}
+		if _, _, ok, err := p.ReadInto(hashN(12345), buf, bases); ok || err != nil {
+			t.Errorf("ReadInto of an absent object = %v, %v; want not found", ok, err)
+		}
+	})
 }
 
 // headerOf is the pack header of id.
@@ -260,4 +246,15 @@ func headerOf(t *testing.T, p *Packs, id plumbing.Hash) objectHeader {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// inBothDeltaStyles runs f on the objects of repository src packed with
+// offset deltas and again with ref deltas (git writes either).
+func inBothDeltaStyles(t *testing.T, src string, f func(t *testing.T, dir string)) {
+	for _, tc := range []struct {
+		name string
+		opts []string
+	}{{"ofs-deltas", []string{"--delta-base-offset"}}, {"ref-deltas", []string{"--no-delta-base-offset"}}} {
+		t.Run(tc.name, func(t *testing.T) { f(t, packObjects(t, src, tc.opts...)) })
+	}
 }
