@@ -14,12 +14,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gitnfs/gitnfs/internal/sockio"
 )
 
 // conn is one client connection.
 type conn struct {
 	s   *Server
 	nc  net.Conn
+	io  io.ReadWriter // nc's reads and writes (internal/sockio)
 	out chan []byte
 	// outCharged carries replies counted against Server.budget, which the
 	// writer gives back once it has written them.
@@ -67,6 +70,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	c := &conn{
 		s:          s,
 		nc:         nc,
+		io:         sockio.New(nc),
 		out:        make(chan []byte, s.opts.MaxInFlight),
 		outCharged: make(chan charged, s.opts.MaxInFlight),
 		sem:        make(chan struct{}, s.opts.MaxInFlight),
@@ -104,7 +108,7 @@ func (s *Server) serveConn(nc net.Conn) {
 // written before the connection closes: a client that shut down its
 // sending side, or went idle just as its last reply was made, gets it.
 func (c *conn) writeLoop() {
-	w := bufio.NewWriterSize(c.nc, 64<<10)
+	w := bufio.NewWriterSize(c.io, 64<<10)
 	for {
 		select {
 		case b := <-c.out:
@@ -185,7 +189,7 @@ func (c *conn) flush() {
 	c.wmu.Lock()
 	if !c.broken {
 		c.armWrite()
-		if _, err := c.nc.Write(c.batch); err != nil {
+		if _, err := c.io.Write(c.batch); err != nil {
 			c.fail()
 		}
 	}
@@ -218,7 +222,7 @@ const flushAt = 64 << 10
 // wait) or it reached flushAt: 32 pipelined calls cost about one read and
 // one write between them, as in bench/floor.
 func (c *conn) readLoop() error {
-	r := bufio.NewReaderSize(c.nc, 64<<10)
+	r := bufio.NewReaderSize(c.io, 64<<10)
 	c.r = r
 	c.rec = getBuf()
 	for {

@@ -2,12 +2,16 @@
 // honest Go server of ONC RPC record-marked calls, against which gitnfs's
 // server CPU per pipelined GETATTR and LOOKUP is quoted as a ratio.
 //
-//	floor [-listen 127.0.0.1:0] [-coalesce=false]
+//	floor [-listen 127.0.0.1:0] [-coalesce=false] [-netconn]
 //
 // It is a floor because it does only what any NFSv3 server over TCP must do
 // for such a call, and nothing else:
 //   - it reads the connection through one 64 KiB bufio.Reader, so a burst of
 //     pipelined calls costs one read system call, not one per call;
+//   - it reads and writes the socket as gitnfs does (internal/sockio: system
+//     calls that do not wake Go's sysmon, a quarter of a lone call's CPU);
+//     -netconn reads and writes through net.Conn instead, the floor before
+//     gitnfs used sockio;
 //   - it frames the record (record marks, fragments), parses the RPC header
 //     (xid, rpcvers, prog, vers, proc, the credential and verifier skipped by
 //     length) and the arguments (a handle; for LOOKUP also the name);
@@ -47,11 +51,14 @@ import (
 	"io"
 	"net"
 	"os"
+
+	"github.com/gitnfs/gitnfs/internal/sockio"
 )
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "address to listen on")
 	coalesce := flag.Bool("coalesce", true, "write the replies of all calls already buffered in one write")
+	netConn := flag.Bool("netconn", false, "read and write through net.Conn, not internal/sockio")
 	flag.Parse()
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -68,7 +75,7 @@ func main() {
 		go func() {
 			// serveConn returns only when the connection ends: EOF is the
 			// client hanging up, anything else is worth a line.
-			if err := serveConn(nc, *coalesce); !errors.Is(err, io.EOF) {
+			if err := serveConn(nc, *coalesce, *netConn); !errors.Is(err, io.EOF) {
 				fmt.Fprintf(os.Stderr, "floor: %s: %v\n", nc.RemoteAddr(), err)
 			}
 			nc.Close()
@@ -84,8 +91,12 @@ const maxRecord = 64 << 10
 // if more calls are waiting, so a long burst streams instead of piling up.
 const flushAt = 64 << 10
 
-func serveConn(nc net.Conn, coalesce bool) error {
-	r := bufio.NewReaderSize(nc, 64<<10)
+func serveConn(nc net.Conn, coalesce, netConn bool) error {
+	rw := sockio.New(nc)
+	if netConn {
+		rw = nc
+	}
+	r := bufio.NewReaderSize(rw, 64<<10)
 	rec := make([]byte, 0, 1024)
 	out := make([]byte, 0, flushAt+1024)
 	for {
@@ -99,7 +110,7 @@ func serveConn(nc net.Conn, coalesce bool) error {
 		if coalesce && len(out) < flushAt && recordBuffered(r) {
 			continue
 		}
-		if _, err := nc.Write(out); err != nil {
+		if _, err := rw.Write(out); err != nil {
 			return err
 		}
 		out = out[:0]

@@ -32,7 +32,7 @@ func serveFloor(t *testing.T, coalesce bool) string {
 			if err != nil {
 				return
 			}
-			go func() { serveConn(nc, coalesce); nc.Close() }()
+			go func() { serveConn(nc, coalesce, false); nc.Close() }()
 		}
 	}()
 	return l.Addr().String()
@@ -143,7 +143,7 @@ func TestCoalescesRepliesOfBufferedCalls(t *testing.T) {
 		client, server := net.Pipe()
 		cc := &countingConn{Conn: server}
 		done := make(chan error, 1)
-		go func() { done <- serveConn(cc, tc.coalesce) }()
+		go func() { done <- serveConn(cc, tc.coalesce, false) }()
 		var burst []byte
 		for i := 0; i < calls; i++ {
 			burst = append(burst, getattrCall(uint32(i+1), make([]byte, 17))...)
@@ -193,7 +193,7 @@ func TestMalformedCallsEndTheConnectionWithAReason(t *testing.T) {
 	} {
 		client, server := net.Pipe()
 		done := make(chan error, 1)
-		go func() { done <- serveConn(server, true) }()
+		go func() { done <- serveConn(server, true, false) }()
 		go func() { client.Write(tc.rec); client.Close() }()
 		err := <-done
 		if err == nil || errors.Is(err, io.EOF) || !strings.Contains(err.Error(), tc.want) {
