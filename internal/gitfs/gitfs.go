@@ -26,6 +26,8 @@ type FS struct {
 
 	// longPaths resolves the handles too short to carry their path.
 	longPaths vfs.LongPaths
+	// dirs remembers the directories resolved last (dirmemo.go).
+	dirs dirMemo
 }
 
 // Options are the export's owner and what its READDIRPLUS inlines.
@@ -119,11 +121,12 @@ func (f *FS) Resolve(path string) (vfs.Node, error) {
 	if path == "" {
 		return f.Root(), nil
 	}
-	e, err := f.store.Walk(f.snap.Root, path)
+	id := vfs.FileIDFrom(f.rootID, path)
+	e, err := f.walk(path, id)
 	if err != nil {
-		return vfs.Node{}, wrap(err, path)
+		return vfs.Node{}, err
 	}
-	return f.Node(vfs.FileIDFrom(f.rootID, path), path, e), nil
+	return f.Node(id, path, e), nil
 }
 
 // ResolveID implements vfs.FS.

@@ -59,13 +59,7 @@ func (f *Trees) Inline() InlineRule { return InlineRule{Symlinks: f.symlinkAttrs
 type sizer struct{ s *tree.Store }
 
 func (z sizer) BlobSize(h plumbing.Hash) (int64, error) { return z.s.BlobSize(h) }
-func (z sizer) Subdirs(h plumbing.Hash) (int, error) {
-	l, err := z.s.Listing(h)
-	if err != nil {
-		return 0, err
-	}
-	return l.Subdirs, nil
-}
+func (z sizer) Subdirs(h plumbing.Hash) (int, error)    { return z.s.Subdirs(h) }
 
 // Node is the node of entry e at path, with fileid id.
 func (f *Trees) Node(id uint64, path string, e tree.Entry) vfs.Node {

@@ -6,6 +6,7 @@ package sockio
 import (
 	"io"
 	"net"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -32,6 +33,24 @@ import (
 type conn struct {
 	nc net.Conn
 	rc syscall.RawConn
+
+	// Each operation's state lives here and its callback is bound once
+	// (New), so a call allocates nothing: a closure over a Read's or a
+	// Write's arguments escapes into RawConn and was two allocations a
+	// call, every call. The locks keep the state each one's own when a
+	// connection is read, or written, from several goroutines at once, as
+	// net.Conn allows (uncontended here: gitnfs reads from one goroutine
+	// and writes under its connection's write lock).
+	rmu     sync.Mutex
+	rbuf    []byte
+	rn      int
+	rerrno  syscall.Errno
+	readFn  func(fd uintptr) bool
+	wmu     sync.Mutex
+	wbuf    []byte
+	wdone   int
+	werrno  syscall.Errno
+	writeFn func(fd uintptr) bool
 }
 
 // rawWriteMax is the largest write made with RawSyscall: a copy of 64 KiB
@@ -49,28 +68,21 @@ func New(nc net.Conn) io.ReadWriter {
 	if err != nil {
 		return nc
 	}
-	return &conn{nc: nc, rc: rc}
+	s := &conn{nc: nc, rc: rc}
+	s.readFn, s.writeFn = s.readSocket, s.writeSocket
+	return s
 }
 
 func (s *conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := s.rc.Read(func(fd uintptr) bool {
-		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			switch e {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // wait in the netpoller for the socket to be readable
-			}
-			n, errno = int(r), e
-			return true
-		}
-	})
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	s.rbuf, s.rn, s.rerrno = p, 0, 0
+	err := s.rc.Read(s.readFn)
+	n, errno := s.rn, s.rerrno
+	s.rbuf = nil
 	switch {
 	case err != nil:
 		return 0, err
@@ -82,28 +94,35 @@ func (s *conn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// readSocket is Read's RawConn callback: one read of the socket into rbuf.
+func (s *conn) readSocket(fd uintptr) bool {
+	p := s.rbuf
+	for {
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false // wait in the netpoller for the socket to be readable
+		}
+		s.rn, s.rerrno = int(r), e
+		return true
+	}
+}
+
 func (s *conn) Write(p []byte) (int, error) {
 	if len(p) > rawWriteMax {
 		return s.nc.Write(p)
 	}
-	done := 0
-	var errno syscall.Errno
-	err := s.rc.Write(func(fd uintptr) bool {
-		for done < len(p) {
-			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[done])), uintptr(len(p)-done))
-			switch e {
-			case 0:
-				done += int(r)
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false // wait in the netpoller for room in the socket
-			default:
-				errno = e
-				return true
-			}
-		}
-		return true
-	})
+	if len(p) == 0 {
+		return 0, nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.wbuf, s.wdone, s.werrno = p, 0, 0
+	err := s.rc.Write(s.writeFn)
+	done, errno := s.wdone, s.werrno
+	s.wbuf = nil
 	switch {
 	case err != nil:
 		return done, err
@@ -111,4 +130,24 @@ func (s *conn) Write(p []byte) (int, error) {
 		return done, &net.OpError{Op: "write", Net: "tcp", Source: s.nc.LocalAddr(), Addr: s.nc.RemoteAddr(), Err: errno}
 	}
 	return done, nil
+}
+
+// writeSocket is Write's RawConn callback: wbuf written from wdone on,
+// until it is all written or the socket is full.
+func (s *conn) writeSocket(fd uintptr) bool {
+	p := s.wbuf
+	for s.wdone < len(p) {
+		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[s.wdone])), uintptr(len(p)-s.wdone))
+		switch e {
+		case 0:
+			s.wdone += int(r)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false // wait in the netpoller for room in the socket
+		default:
+			s.werrno = e
+			return true
+		}
+	}
+	return true
 }

@@ -120,3 +120,29 @@ func TestSocketIOErrorsAreNetConns(t *testing.T) {
 		t.Fatalf("a write after Close: %v, want net.ErrClosed", err)
 	}
 }
+
+// A call's read and write allocate nothing: their RawConn callbacks are
+// bound once per connection, not closures over each call's arguments.
+func TestSocketIOCallsDoNotAllocate(t *testing.T) {
+	server, client := tcpPair(t)
+	sio, cio := New(server), New(client)
+	call, reply := make([]byte, 128), make([]byte, 1400)
+	in := make([]byte, len(reply))
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := cio.Write(call); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(sio, in[:len(call)]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sio.Write(reply); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(cio, in); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("a call and its reply allocated %.1f times, want 0", allocs)
+	}
+}
