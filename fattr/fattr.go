@@ -35,17 +35,21 @@ func (c *Context) Of(id uint64, e tree.Entry, s Sizer) (vfs.Attr, error) {
 	return c.OfSized(id, e, -1, s)
 }
 
-// OfSized is Of for an entry whose blob size, unless negative, is known
-// already (a listing's blobs are sized together: tree.Store.BlobSizes):
-// s is not asked for it. Handing the size in, rather than a Sizer that
+// OfSized is Of for an entry whose size, unless negative, is known
+// already: a blob's size (a listing's blobs are sized together:
+// tree.Store.BlobSizes), a directory's number of subdirectories (counted in
+// its parent's listing: tree.Listing.SubdirsAt). s is not asked for it. Handing the size in, rather than a Sizer that
 // gives it back, spares READDIRPLUS an allocation an entry.
 func (c *Context) OfSized(id uint64, e tree.Entry, size int64, s Sizer) (vfs.Attr, error) {
 	a := vfs.Attr{UID: c.UID, GID: c.GID, Fsid: c.Fsid, Fileid: id, Time: c.Time, Nlink: 1}
 	switch e.Kind {
 	case tree.Dir:
-		n, err := s.Subdirs(e.Hash)
-		if err != nil {
-			return vfs.Attr{}, err
+		n := int(size)
+		if size < 0 {
+			var err error
+			if n, err = s.Subdirs(e.Hash); err != nil {
+				return vfs.Attr{}, err
+			}
 		}
 		a.Type, a.Mode, a.Nlink, a.Size = vfs.Dir, 0o755, uint32(2+n), vfs.DirSize
 	case tree.Gitlink:

@@ -144,13 +144,14 @@ func (s *Store) readTree(h plumbing.Hash, buf []byte) ([]byte, error) {
 }
 
 // ListingAtHand is Listing(tree) when it has at most max entries and
-// attributing every one of them reads nothing from the object store: the tree is decoded (cached), its blobs
-// were sized (BlobSizes, every one), and each subdirectory, whose link
-// count is its own listing's, is decoded too. A walk's second READDIRPLUS
-// of a directory finds it so, and nfs answers that on the connection's
-// reading goroutine (a hand-off to another goroutine costs more than the
-// call: bench row 10); anything else may read a pack and is answered on a
-// goroutine of its own.
+// attributing every one of them reads nothing from the object store: the
+// tree is decoded (cached), its blobs were sized (BlobSizes, every one),
+// and each subdirectory's link count is known: counted in l's sizes
+// (SubdirsAt), or its listing decoded, and then counted there. A walk's
+// second READDIRPLUS of a directory finds it so, and nfs answers that on
+// the connection's reading goroutine (a hand-off to another goroutine
+// costs more than the call: bench row 10); anything else may read a pack
+// and is answered on a goroutine of its own.
 func (s *Store) ListingAtHand(tree plumbing.Hash, max int) (*Listing, bool) {
 	l, ok := s.virtual.tree(tree)
 	cached := false
@@ -167,15 +168,19 @@ func (s *Store) ListingAtHand(tree plumbing.Hash, max int) (*Listing, bool) {
 	if len(l.Entries) > max {
 		return nil, false
 	}
-	if len(l.Entries) > l.Subdirs {
-		sizes := l.sizes.Load()
-		if sizes == nil {
-			return nil, false
-		}
-		for i, e := range l.Entries {
-			if !e.Kind.IsBlob() || (*sizes)[i] >= 0 {
-				continue
-			}
+	var sizes []int64
+	p := l.sizes.Load()
+	if p != nil {
+		sizes = *p
+	} else if len(l.Entries) > l.Subdirs {
+		return nil, false // its blobs were never sized
+	}
+	uncounted := false
+	for i, e := range l.Entries {
+		switch {
+		case sizes != nil && sizes[i] >= 0:
+			// A blob sized, a subdirectory counted.
+		case e.Kind.IsBlob():
 			// Not in a pack (a loose object, a virtual one): sized one
 			// blob at a time, by BlobSize, which keeps what it read.
 			if _, ok := s.virtual.blob(e.Hash); ok {
@@ -184,24 +189,78 @@ func (s *Store) ListingAtHand(tree plumbing.Hash, max int) (*Listing, bool) {
 			if _, ok := s.sizes.get(e.Hash); !ok {
 				return nil, false
 			}
+		case e.Kind == Dir:
+			if _, ok := s.subdirsAtHand(e.Hash); !ok {
+				return nil, false
+			}
+			uncounted = true
 		}
 	}
-	for i := 0; i < len(l.Entries) && l.Subdirs > 0; i++ {
-		e := l.Entries[i]
-		if e.Kind != Dir || e.Hash == EmptyTree {
-			continue
-		}
-		if _, ok := s.virtual.tree(e.Hash); ok {
-			continue
-		}
-		if _, ok := s.trees.peek(e.Hash); !ok {
-			return nil, false
-		}
+	if uncounted {
+		s.countSubdirs(l, p)
 	}
 	if cached {
 		s.trees.touch(tree)
 	}
 	return l, true
+}
+
+// subdirsAtHand is tree's number of subdirectories if that reads nothing.
+func (s *Store) subdirsAtHand(tree plumbing.Hash) (int, bool) {
+	if tree == EmptyTree {
+		return 0, true
+	}
+	if l, ok := s.virtual.tree(tree); ok {
+		return l.Subdirs, true
+	}
+	if l, ok := s.trees.peek(tree); ok {
+		return l.Subdirs, true
+	}
+	return 0, false
+}
+
+// countSubdirs keeps in l's sizes (a copy of *was, nil for a listing of
+// directories only) each subdirectory's own number of subdirectories, its
+// link count, while their listings are at hand. An immutable tree's
+// subdirectories never change, so a listing counted once needs none of
+// their listings again: looking each up (a lock and a map lookup in the
+// listing cache, twice: here and for its attributes) was a fifth of a warm
+// READDIRPLUS's handler on RIOT-OS (perf, bench row 11). The array is the
+// one listingCost charges already; a count that is not at hand now (a
+// listing evicted meanwhile) stays -1 and is looked up as before.
+func (s *Store) countSubdirs(l *Listing, was *[]int64) {
+	var sizes []int64
+	if was != nil {
+		sizes = *was
+	}
+	counted := make([]int64, len(l.Entries))
+	copy(counted, sizes)
+	for i, e := range l.Entries {
+		switch {
+		case sizes != nil && sizes[i] >= 0:
+		case e.Kind == Dir:
+			counted[i] = -1
+			if n, ok := s.subdirsAtHand(e.Hash); ok {
+				counted[i] = int64(n)
+			}
+		default:
+			counted[i] = -1
+		}
+	}
+	l.sizes.CompareAndSwap(was, &counted) // or counted by another call meanwhile
+}
+
+// SubdirsAt is the number of subdirectories of entry i of l, a directory,
+// when a READDIRPLUS of l counted it (ListingAtHand), else -1.
+func (l *Listing) SubdirsAt(i int) int64 {
+	if l.Entries[i].Kind != Dir {
+		return -1
+	}
+	p := l.sizes.Load()
+	if p == nil {
+		return -1
+	}
+	return (*p)[i]
 }
 
 // parseTree decodes git's tree format: repeated "<octal mode> <name>\0<20-byte id>".

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -217,5 +218,78 @@ func TestWalk(t *testing.T) {
 		if errors.Is(err, ErrNotFound) == notDir || errors.Is(err, ErrNotDir) != notDir {
 			t.Errorf("Walk(%q) = %v; want ErrNotDir=%v, else ErrNotFound", path, err, notDir)
 		}
+	}
+}
+
+// A listing at hand keeps each subdirectory's link count (SubdirsAt): git's
+// count of the subdirectory's own subtrees; its blobs keep git's sizes;
+// and once counted, a listing at hand looks none of its subdirectories'
+// listings up again.
+func TestListingAtHandCountsSubdirectories(t *testing.T) {
+	dir := rich(t)
+	r := &g{t: t, dir: dir}
+	s := openStore(t, dir, Options{})
+	root := r.rev("HEAD^{tree}")
+	l, err := s.Listing(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed, _ := s.BlobSizes(l)
+	dirs := 0
+	for i, e := range l.Entries {
+		if e.Kind.IsBlob() && packed[i] < 0 {
+			if _, err := s.BlobSize(e.Hash); err != nil { // a loose one, sized alone
+				t.Fatal(err)
+			}
+		}
+		if e.Kind != Dir {
+			continue
+		}
+		dirs++
+		if n := l.SubdirsAt(i); n != -1 {
+			t.Fatalf("%s: counted (%d) before a listing at hand counted it", e.Name, n)
+		}
+		if _, err := s.Listing(e.Hash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if dirs < 3 {
+		t.Fatalf("the fixture's root has %d subdirectories, want a few", dirs)
+	}
+	if _, ok := s.ListingAtHand(root, 1000); !ok {
+		t.Fatal("the root is not at hand with its blobs sized and its subdirectories decoded")
+	}
+	sizes, _ := s.BlobSizes(l)
+	for i, e := range l.Entries {
+		switch {
+		case e.Kind == Dir:
+			want := int64(0)
+			if out := r.run("ls-tree", "-d", e.Hash.String()); out != "" {
+				want = int64(len(strings.Split(out, "\n")))
+			}
+			if n := l.SubdirsAt(i); n != want {
+				t.Errorf("%s: SubdirsAt = %d, git ls-tree -d lists %d", e.Name, n, want)
+			}
+		case e.Kind.IsBlob():
+			want := r.run("cat-file", "-s", e.Hash.String())
+			got := sizes[i]
+			if got < 0 {
+				got, _ = s.BlobSize(e.Hash)
+			}
+			if want != strconv.FormatInt(got, 10) {
+				t.Errorf("%s: size %d, git cat-file -s %s", e.Name, got, want)
+			}
+			if n := l.SubdirsAt(i); n != -1 {
+				t.Errorf("%s, a blob: SubdirsAt = %d, want -1", e.Name, n)
+			}
+		}
+	}
+	lookups := func() int64 { return s.stats.TreeCacheHits.Load() + s.stats.TreeCacheMisses.Load() }
+	before := lookups()
+	if _, ok := s.ListingAtHand(root, 1000); !ok {
+		t.Fatal("the root is no longer at hand")
+	}
+	if n := lookups() - before; n != 1 {
+		t.Errorf("a counted listing at hand looked up %d listings, want 1 (its own)", n)
 	}
 }

@@ -37,8 +37,9 @@ func (b *backend) openPacked() error {
 }
 
 // BlobSizes returns the size of every blob entry of l (files and
-// symlinks), by index, and -1 for the other entries and for a blob it
-// could not size this way (BlobSize, asked for that one blob, sizes it
+// symlinks), by index, and -1 for the other entries (or, for a
+// subdirectory, its number of subdirectories once ListingAtHand counted
+// it: SubdirsAt) and for a blob it could not size this way (BlobSize, asked for that one blob, sizes it
 // from a loose object or says what is wrong). A listing's blobs are sized
 // together, once, in the order their packs hold them, and the sizes are
 // kept in the listing: READDIRPLUS attributes a whole directory from it.

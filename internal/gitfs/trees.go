@@ -169,7 +169,7 @@ func (l *listing) InlineAttr(i int) (vfs.Attr, bool, error) {
 	if !l.f.inlined(e) {
 		return vfs.Attr{}, false, nil
 	}
-	size := int64(-1)
+	size := l.l.SubdirsAt(i) // a directory's, if counted
 	if e.Kind.IsBlob() {
 		sizes, read := l.f.store.BlobSizes(l.l)
 		if read {
