@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitnfs/gitnfs/tree/packfile"
 )
 
 // Listing is a decoded git tree, sorted by name in byte order.
@@ -120,27 +122,24 @@ var treeBufs = sync.Pool{New: func() any { return new([]byte) }}
 const keepTreeBuf = 64 << 10
 
 // readTree is readObject for a tree: inflated into buf when a mapped pack
-// holds it (the result aliases buf), read as any object otherwise (loose,
-// fetched for a partial clone, or in a pack that appeared since: readObject
-// re-scans the pack directories).
+// holds it (the result aliases buf; inMappedPacks, re-scans and all), read
+// as any object otherwise (loose, or fetched for a partial clone).
 func (s *Store) readTree(h plumbing.Hash, buf []byte) ([]byte, error) {
-	for _, b := range s.backends {
-		if b.packed == nil {
-			continue
-		}
-		s.stats.ObjectReads.Add(1)
-		data, typ, ok, err := b.packed.ReadInto(h, buf, s.bases)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", plumbing.TreeObject, h, err)
-		}
-		if ok {
-			if typ != plumbing.TreeObject {
-				return nil, fmt.Errorf("%s %s: object is a %s, not a %s", plumbing.TreeObject, h, typ, plumbing.TreeObject)
-			}
-			return data, nil
-		}
+	var data []byte
+	var typ plumbing.ObjectType
+	found, err := s.inMappedPacks(func(p *packfile.Packs) (ok bool, err error) {
+		data, typ, ok, err = p.ReadInto(h, buf, s.bases)
+		return ok, err
+	})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s %s: %w", plumbing.TreeObject, h, err)
+	case !found:
+		return s.readObject(h, plumbing.TreeObject)
+	case typ != plumbing.TreeObject:
+		return nil, fmt.Errorf("%s %s: object is a %s, not a %s", plumbing.TreeObject, h, typ, plumbing.TreeObject)
 	}
-	return s.readObject(h, plumbing.TreeObject)
+	return data, nil
 }
 
 // ListingAtHand is Listing(tree) when it has at most max entries and

@@ -183,9 +183,23 @@ const maxRescans = 3
 
 // openMapped opens h from the first backend's packs that hold it; nil,
 // nil when none does (a loose object, or memory storage: go-git reads
-// those). A miss re-scans the pack directories while that changes them
-// (maxRescans), for a repack that happened while we serve.
+// those).
 func (s *Store) openMapped(h plumbing.Hash) (*packfile.Reader, error) {
+	var r *packfile.Reader
+	_, err := s.inMappedPacks(func(p *packfile.Packs) (ok bool, err error) {
+		r, ok, err = p.Open(h, s.bases)
+		return ok, err
+	})
+	return r, err
+}
+
+// inMappedPacks asks the backends' mapped packs, in order, with probe
+// (which finds an object in them and reports whether it did) until one
+// finds it or fails. A miss re-scans the pack directories while that
+// changes them (maxRescans), for a repack that happened while we serve.
+// Every probe counts as an object read. openMapped and readTree (a tree
+// inflated into a buffer of the caller's) share it.
+func (s *Store) inMappedPacks(probe func(*packfile.Packs) (bool, error)) (found bool, err error) {
 	for attempt := 0; attempt <= maxRescans; attempt++ {
 		changed := false
 		for _, b := range s.backends {
@@ -193,14 +207,13 @@ func (s *Store) openMapped(h plumbing.Hash) (*packfile.Reader, error) {
 				continue
 			}
 			s.stats.ObjectReads.Add(1)
-			r, ok, err := b.packed.Open(h, s.bases)
-			if err != nil || ok {
-				return r, err
+			if found, err := probe(b.packed); err != nil || found {
+				return found, err
 			}
 			if attempt < maxRescans {
 				c, err := b.packed.Refresh()
 				if err != nil {
-					return nil, err
+					return false, err
 				}
 				changed = changed || c
 			}
@@ -209,7 +222,7 @@ func (s *Store) openMapped(h plumbing.Hash) (*packfile.Reader, error) {
 			break
 		}
 	}
-	return nil, nil
+	return false, nil
 }
 
 // readObject returns the content of a small object (tree, commit, tag).
