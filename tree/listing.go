@@ -6,11 +6,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitnfs/gitnfs/internal/scratch"
 
 	"github.com/gitnfs/gitnfs/tree/packfile"
 )
@@ -64,16 +65,14 @@ func (s *Store) Listing(tree plumbing.Hash) (*Listing, error) {
 		if l, ok := s.trees.peek(tree); ok { // decoded while we queued (counted once, above)
 			return l, nil
 		}
-		buf := treeBufs.Get().(*[]byte)
+		buf := treeBufs.Get()
 		raw, err := s.readTree(tree, *buf)
 		if err != nil {
 			treeBufs.Put(buf)
 			return nil, err
 		}
 		l, err := parseTree(raw) // copies what it keeps: raw may be reused
-		if cap(raw) <= keepTreeBuf {
-			*buf = raw[:0]
-		}
+		*buf = raw[:0]           // the buffer it grew to, kept if small
 		treeBufs.Put(buf)
 		if err != nil {
 			return nil, fmt.Errorf("tree %s: %w", tree, err)
@@ -115,7 +114,7 @@ func (s *Store) Subdirs(tree plumbing.Hash) (int, error) {
 // treeBufs holds the buffers trees are inflated into before parseTree
 // copies out what a listing keeps: a tree's bytes are garbage the moment
 // it is parsed, and were a third of a cold walk's allocated bytes.
-var treeBufs = sync.Pool{New: func() any { return new([]byte) }}
+var treeBufs = scratch.New(func(b *[]byte) bool { return cap(*b) <= keepTreeBuf })
 
 // keepTreeBuf is the largest buffer treeBufs keeps: a directory of about
 // 1,500 entries. A bigger tree's bytes are not held between listings.

@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitnfs/gitnfs/internal/scratch"
 
 	"github.com/gitnfs/gitnfs/tree/packfile"
 )
@@ -68,8 +69,8 @@ func (s *Store) readBlobSizes(l *Listing) []int64 {
 		}
 	}
 	sizes := make([]int64, len(l.Entries))
-	sc := sizeScratches.Get().(*sizeScratch)
-	defer sc.put()
+	sc := sizeScratches.Get()
+	defer sizeScratches.Put(sc)
 	ids, at := sc.ids[:0], sc.at[:0]
 	for i, e := range l.Entries {
 		sizes[i] = -1
@@ -121,14 +122,8 @@ type sizeScratch struct {
 	out []int64
 }
 
-var sizeScratches = sync.Pool{New: func() any { return new(sizeScratch) }}
-
-// put gives sc back unless it grew past a directory of 4,096 blobs.
-func (sc *sizeScratch) put() {
-	if cap(sc.ids) <= 4096 {
-		sizeScratches.Put(sc)
-	}
-}
+// sizeScratches are kept unless grown past a directory of 4,096 blobs.
+var sizeScratches = scratch.New(func(sc *sizeScratch) bool { return cap(sc.ids) <= 4096 })
 
 // storedSize sizes h from the object stores (not the virtual objects).
 func (s *Store) storedSize(h plumbing.Hash) (int64, error) {

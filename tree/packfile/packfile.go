@@ -31,6 +31,8 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitnfs/gitnfs/internal/scratch"
 	"golang.org/x/sys/unix"
 )
 
@@ -417,8 +419,8 @@ func (p *Packs) Sizes(ids []plumbing.Hash, out []int64) error {
 	// servers). An offset too large to share a number with its place lies
 	// past the end of any pack under 2^44 bytes: -1, as size would find it.
 	shift := uint(bits.Len(uint(len(ids))))
-	sc := sizesScratches.Get().(*sizesScratch)
-	defer sc.put()
+	sc := sizesScratches.Get()
+	defer sizesScratches.Put(sc)
 	packOf := slices.Grow(sc.packOf[:0], len(ids))[:len(ids)]
 	keys := slices.Grow(sc.keys[:0], len(ids))
 	sc.packOf = packOf
@@ -454,11 +456,5 @@ type sizesScratch struct {
 	keys   []uint64
 }
 
-var sizesScratches = sync.Pool{New: func() any { return new(sizesScratch) }}
-
-// put gives sc back unless it grew past a batch of 4,096 objects.
-func (sc *sizesScratch) put() {
-	if cap(sc.keys) <= 4096 {
-		sizesScratches.Put(sc)
-	}
-}
+// sizesScratches are kept unless grown past a batch of 4,096 objects.
+var sizesScratches = scratch.New(func(sc *sizesScratch) bool { return cap(sc.keys) <= 4096 })
