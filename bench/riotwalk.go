@@ -86,6 +86,21 @@ type walkPair struct {
 	entries, calls         int
 }
 
+// cpusAllowed is the CPUs this process may run on, as the kernel lists
+// them ("0-1", "0"), which its children inherit.
+func cpusAllowed() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && k == "Cpus_allowed_list" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
 // contextSwitches is the sum of the voluntary and involuntary context
 // switches of pid's threads (/proc/PID/task/*/status).
 func contextSwitches(pid int) int {
@@ -282,6 +297,7 @@ func rowRiotWalk(work, bin string) (section, figure, error) {
 		wf, verdict(wf, 1.25), sg, verdict(sg, 1.0))
 	fmt.Fprintf(&b, "- warm / the floor through net.Conn (its measure before gitnfs used internal/sockio) = %.2fx\n", median(warmOldFloor))
 	fmt.Fprintf(&b, "\nContext switches of the server's threads a call (/proc/PID/task/*/status): cold %.1f, warm %.1f.\n", median(coldSw), median(warmSw))
+	fmt.Fprintf(&b, "\nCPUs the bench, the servers, the floor and git ran on: %s (/proc/self/status Cpus_allowed_list). On one CPU (`taskset -c 0 go run ./bench ...`) a call's wake-ups stay on it: on these 2-core VMs a wake-up of the other CPU costs 10-20 µs and varies with the neighbours' load, which spread single rounds of warm / floor over 1.3x-5.1x on 2026-12-07, against 2.1x-2.6x on one CPU.\n", cpusAllowed())
 	fmt.Fprintf(&b, "\nRounds: warm / floor %s; (cold − warm) / git %s.\n", fmtRatios(warmFloor), fmtRatios(sideGit))
 
 	if *riotBig {
