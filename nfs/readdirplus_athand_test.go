@@ -2,6 +2,7 @@ package nfs
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/gitnfs/gitnfs/internal/testrepo"
 	"github.com/gitnfs/gitnfs/nfs/proc"
 	"github.com/gitnfs/gitnfs/tree"
+	"github.com/gitnfs/gitnfs/vfs"
 )
 
 // smallDirsRepo is a packed repository with directories of a few entries,
@@ -102,4 +104,62 @@ func processCPU() int64 {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkReaddirplusWalk is the handler of a warm walk of a real tree,
+// without the transport: every directory of GITNFS_BENCH_REPO's HEAD
+// listed in turn, one READDIRPLUS an op, in a walk's order
+// (depth first), as the reading goroutine answers it; directories not at
+// hand (more than maxInlineEntries entries) are answered as a worker
+// would. What bench row 11's warm walk pays above the transport.
+//
+//	GITNFS_BENCH_REPO=/work/.mirror/RIOT-OS+RIOT/repo go test ./nfs -run '^$' -bench ReaddirplusWalk -benchmem
+func BenchmarkReaddirplusWalk(b *testing.B) {
+	repo := os.Getenv("GITNFS_BENCH_REPO")
+	if repo == "" {
+		b.Skip("GITNFS_BENCH_REPO not set")
+	}
+	fs, _ := openGitFS(b, repo)
+	srv := NewServer(fs, Options{})
+	var calls []call
+	var rec func(n vfs.Node)
+	rec = func(n vfs.Node) {
+		calls = append(calls, call{prog: progNFS, vers: 3, proc: proc.Readdirplus, args: readdirplusArgs(Handle(fs, n))})
+		l, err := fs.ReadDir(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range l.Len() {
+			if c := l.Node(i); c.Type == vfs.Dir {
+				rec(c)
+			}
+		}
+	}
+	rec(fs.Root())
+	x := srv.current.Load()
+	var e encoder
+	run := func(cl *call, onReader bool) uint32 {
+		v := view{Server: srv, export: x, served: x, onReader: onReader}
+		d := decoder{b: cl.args}
+		e.b = e.b[:0]
+		return onReaddirplus(&v, cl, &d, &e)
+	}
+	for i := range calls { // the cold walk: everything cached after it
+		if st := run(&calls[i], false); st != nfsOK {
+			b.Fatalf("status %d", st)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for i := 0; i < b.N; i++ {
+		cl := &calls[i%len(calls)]
+		if st := run(cl, true); st == statusHandOff {
+			st = run(cl, false)
+		} else if st != nfsOK {
+			b.Fatalf("status %d on the reader", st)
+		}
+	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(len(calls)), "dirs")
 }
