@@ -37,9 +37,10 @@ func (c *Context) Of(id uint64, e tree.Entry, s Sizer) (vfs.Attr, error) {
 
 // OfSized is Of for an entry whose size, unless negative, is known
 // already: a blob's size (a listing's blobs are sized together:
-// tree.Store.BlobSizes), a directory's number of subdirectories (counted in
-// its parent's listing: tree.Listing.SubdirsAt). s is not asked for it. Handing the size in, rather than a Sizer that
-// gives it back, spares READDIRPLUS an allocation an entry.
+// tree.Store.BlobSizes), a directory's number of subdirectories (counted
+// in its parent's listing: tree.Listing.SubdirsAt). s is not asked for it.
+// Handing the size in, rather than a Sizer that gives it back, spares
+// READDIRPLUS an allocation an entry.
 func (c *Context) OfSized(id uint64, e tree.Entry, size int64, s Sizer) (vfs.Attr, error) {
 	a := vfs.Attr{UID: c.UID, GID: c.GID, Fsid: c.Fsid, Fileid: id, Time: c.Time, Nlink: 1}
 	switch e.Kind {

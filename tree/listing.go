@@ -12,7 +12,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitnfs/gitnfs/internal/scratch"
-
 	"github.com/gitnfs/gitnfs/tree/packfile"
 )
 
@@ -94,11 +93,12 @@ func (s *Store) Listing(tree plumbing.Hash) (*Listing, error) {
 
 // Subdirs is the number of tree's entries that are directories: its
 // listing's count. A cached listing is looked at without counting a use:
-// the count is asked for every subdirectory of a directory listed with
-// attributes (its nlink), and counting those uses in the listing cache's
-// sketch too cost a READDIRPLUS of RIOT-OS 1.8 sketch updates and list
-// moves for nothing a walk would not count anyway when it lists the
-// subdirectory itself (perf, bench row 11 warm).
+// the count is asked for every directory whose attributes are served (its
+// nlink): each subdirectory a READDIRPLUS lists, the directory itself and
+// its parent (".", "..", the post-op attributes), and counting all those
+// in the listing cache's sketch too cost each call several sketch updates
+// and list moves for nothing: a walk counts a directory's use when it
+// lists it (perf, bench row 11 warm).
 func (s *Store) Subdirs(tree plumbing.Hash) (int, error) {
 	if l, ok := s.trees.peek(tree); ok {
 		s.stats.TreeCacheHits.Add(1)

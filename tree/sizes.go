@@ -8,7 +8,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitnfs/gitnfs/internal/scratch"
-
 	"github.com/gitnfs/gitnfs/tree/packfile"
 )
 

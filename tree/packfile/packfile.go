@@ -31,9 +31,9 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sys/unix"
 
 	"github.com/gitnfs/gitnfs/internal/scratch"
-	"golang.org/x/sys/unix"
 )
 
 // maxDeltaChain bounds how many bases a type lookup follows. git's
